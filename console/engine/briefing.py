@@ -1,0 +1,102 @@
+"""The briefing result: the ``triage brief --json`` contract, as pydantic models."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+State = Literal["proven", "unproven", "no_prior_incident"]
+
+
+class RecalledRecord(BaseModel):
+    """A recalled action exactly as stored, with its relevance score."""
+
+    incident_id: str
+    action_id: str
+    service: str
+    outcome: str
+    score: float
+    text: str
+    title: str = ""
+    action: str = ""
+    explanation: str = ""
+    kind: str = ""
+    confirmed: bool = True
+
+
+class Evidence(BaseModel):
+    incident_id: str
+    action_id: str
+    outcome: str
+
+
+class Recommendation(BaseModel):
+    action: str
+    evidence: list[Evidence]
+    resolved: int = 0
+    tried: int = 0
+    failed_elsewhere: list[Evidence] = Field(default_factory=list)
+
+
+class Warning(BaseModel):
+    text: str
+    incident_id: str
+    action_id: str
+    explanation: str = ""
+
+
+class Confidence(BaseModel):
+    """A rule on evidence, not a probability — with the derivation that produced it."""
+
+    value: int
+    model_claim: int | None
+    proven: int
+    failed: int
+    tier: Literal["3+", "2", "1", "0"]
+    floor: int
+    cap: int
+    explanation: str
+    derivation: str = ""
+    cited: list[str] = Field(default_factory=list)
+
+
+class GuardEntry(BaseModel):
+    rule: str
+    detail: str
+
+
+class Attempt(BaseModel):
+    n: int
+    result: str
+    reason: str
+    output_sha256: str
+
+
+class SearchInfo(BaseModel):
+    """What was searched, so "no prior incident" can say exactly that."""
+
+    query: str
+    terms: list[str]
+    mode: str
+    floor: float
+    best_rejected: float
+    memory_incidents: int
+    redacted: list[str] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)
+
+
+class Briefing(BaseModel):
+    state: State
+    source: Literal["model", "deterministic"]
+    model: str | None
+    degraded: str | None
+    recalled: list[RecalledRecord]
+    summary: str
+    recommendations: list[Recommendation]
+    warnings: list[Warning]
+    confidence: Confidence
+    guard_log: list[GuardEntry] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    verification: dict[str, Any] | None = None
+    search: SearchInfo | None = None

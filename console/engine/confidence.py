@@ -1,0 +1,75 @@
+"""The confidence rule: bounded by proven fixes, with its derivation spelled out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from console.engine.briefing import Confidence
+
+HARD_CAP = 98
+FAILED_OUTCOMES = frozenset({"WORSENED", "NO_EFFECT"})
+
+
+@dataclass(frozen=True)
+class Cited:
+    """One piece of cited evidence: which incident, and what the cited action did there."""
+
+    incident_id: str
+    outcome: str
+
+
+def model_claim_value(claim: object) -> int:
+    """A model's claimed confidence as an int in [0, 100]; anything else counts as 0."""
+    if isinstance(claim, bool) or not isinstance(claim, int | float):
+        return 0
+    if not math.isfinite(claim) or claim < 0 or claim > 100:
+        return 0
+    return int(round(claim))
+
+
+def compute_confidence(model_claim: object, cited: Iterable[Cited],
+                       claim_given: bool = True) -> Confidence:
+    """Apply the rule of DESIGN.md to a model's claim and the cited evidence."""
+    claim = model_claim_value(model_claim)
+    outcomes: dict[str, set[str]] = {}
+    for item in cited:
+        outcomes.setdefault(item.incident_id, set()).add(item.outcome)
+    proven_ids = sorted(i for i, o in outcomes.items() if "RESOLVED" in o)
+    failed_ids = sorted(i for i, o in outcomes.items() if "RESOLVED" not in o and o & FAILED_OUTCOMES)
+    proven = len(proven_ids)
+    if proven >= 3:
+        tier, floor, cap = "3+", min(HARD_CAP, 88 + 2 * proven), HARD_CAP
+        value = min(HARD_CAP, max(claim, 88 + 2 * proven))
+        rule = f"min(98, max(model {claim}, 88+2·{proven}={88 + 2 * proven}))"
+    elif proven == 2:
+        tier, floor, cap = "2", 75, 89
+        value = min(cap, max(floor, claim))
+        rule = f"clamp(model {claim}, 75, 89)"
+    elif proven == 1:
+        tier, floor, cap = "1", 55, 74
+        value = min(cap, max(floor, claim))
+        rule = f"clamp(model {claim}, 55, 74)"
+    else:
+        tier, floor, cap = "0", 0, 30
+        value = min(cap, claim)
+        rule = f"min(model {claim}, 30)"
+    named = f" ({', '.join(proven_ids)})" if proven_ids else ""
+    derivation = f"proven {proven}{named} → tier {tier}: {rule} = {value}"
+    return Confidence(
+        value=value, model_claim=claim if claim_given else None, proven=proven,
+        failed=len(failed_ids), tier=tier, floor=floor, cap=cap,
+        explanation=_sentence(proven, len(outcomes), failed_ids),
+        derivation=derivation, cited=sorted(outcomes),
+    )
+
+
+def _sentence(proven: int, cited: int, failed_ids: list[str]) -> str:
+    if cited == 0:
+        return "no recalled incident backs a recommendation"
+    sentence = f"{proven} of {cited} matching incidents were resolved by this action"
+    if failed_ids:
+        sentence += (f"; it failed (no effect or worse) in {len(failed_ids)} of them: "
+                     f"{', '.join(failed_ids)}")
+    return sentence

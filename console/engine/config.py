@@ -1,0 +1,43 @@
+"""Settings read once from the environment and handed to the engine (no globals)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+
+def _default_data_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("triage-console", appauthor=False))
+
+
+class Settings(BaseModel):
+    """Where the memory lives and which models to use; see README for each variable."""
+
+    model_config = ConfigDict(frozen=True)
+
+    incidents_path: Path
+    data_dir: Path
+    ollama_host: str | None = None
+    model: str | None = None
+    embed_model: str | None = None
+    offline: bool = False
+    model_timeout: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return cls(
+            incidents_path=Path(env.get("TRIAGE_INCIDENTS") or "incidents.yaml"),
+            data_dir=Path(env["TRIAGE_DATA_DIR"]) if env.get("TRIAGE_DATA_DIR")
+            else _default_data_dir(),
+            ollama_host=env.get("OLLAMA_HOST") or None,
+            model=env.get("TRIAGE_MODEL") or None,
+            embed_model=env.get("TRIAGE_EMBED_MODEL") or None,
+            offline=env.get("TRIAGE_OFFLINE", "").strip().lower() in ("1", "true", "yes"),
+            model_timeout=float(env.get("TRIAGE_MODEL_TIMEOUT") or 60.0),
+        )

@@ -1,0 +1,256 @@
+"""Read the team's incidents file (or directory), reporting every problem with file:line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from store.models import Incident
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the incidents file, located as precisely as we can."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class IncidentFileError(Exception):
+    """The incidents file cannot be used as it is; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class LoadedMemory:
+    """The incidents as loaded, where they came from, and a hash of their content."""
+
+    incidents: list[Incident]
+    files: list[Path]
+    source_hash: str
+    origin: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def action_count(self) -> int:
+        return sum(len(i.actions) for i in self.incidents)
+
+    @property
+    def services(self) -> list[str]:
+        return sorted({i.service for i in self.incidents})
+
+
+def content_hash(incidents: Iterable[Incident]) -> str:
+    """A hash of what the incidents say, blind to comments and formatting."""
+    payload = [i.model_dump(mode="json") for i in incidents]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def incident_files(path: Path) -> list[Path]:
+    """The YAML files that make up the memory at ``path`` (a file or a directory)."""
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    return [path]
+
+
+def load_incidents(path: Path) -> LoadedMemory:
+    """Load and validate every incident; raise IncidentFileError listing all problems."""
+    if not path.exists():
+        raise IncidentFileError([Problem(str(path), None, "", "not found — create it or point "
+                                         "TRIAGE_INCIDENTS at your incidents file or directory")])
+    files = incident_files(path)
+    if not files:
+        raise IncidentFileError([Problem(str(path), None, "", "directory holds no *.yaml files")])
+    problems: list[Problem] = []
+    incidents: list[Incident] = []
+    origin: dict[str, tuple[str, int]] = {}
+    for file in files:
+        for incident, line in _load_file(file, problems):
+            if incident.id in origin:
+                first_file, first_line = origin[incident.id]
+                problems.append(Problem(str(file), line, "id", f"duplicate incident id "
+                                        f"{incident.id!r} (first at {first_file}:{first_line})"))
+                continue
+            origin[incident.id] = (str(file), line)
+            incidents.append(incident)
+    if problems:
+        raise IncidentFileError(problems)
+    return LoadedMemory(incidents, files, content_hash(incidents), origin)
+
+
+def parse_incidents_text(text: str, name: str) -> list[Incident]:
+    """Validate YAML text holding a list of incidents (used by ``triage add`` and the editor)."""
+    problems: list[Problem] = []
+    found = [incident for incident, _ in _parse(text, name, problems)]
+    seen: set[str] = set()
+    for incident in found:
+        if incident.id in seen:
+            problems.append(Problem(name, None, "id", f"duplicate incident id {incident.id!r}"))
+        seen.add(incident.id)
+    if problems:
+        raise IncidentFileError(problems)
+    return found
+
+
+def _load_file(file: Path, problems: list[Problem]) -> list[tuple[Incident, int]]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(str(file), None, "", f"not UTF-8 text ({exc.reason})"))
+        return []
+    except OSError as exc:
+        problems.append(Problem(str(file), None, "", f"cannot read: {exc.strerror or exc}"))
+        return []
+    return _parse(text, str(file), problems)
+
+
+def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident, int]]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        problems.append(Problem(name, line, "", f"not valid YAML: {exc.problem or exc}"))
+        return []
+    except yaml.YAMLError as exc:
+        problems.append(Problem(name, None, "", f"not valid YAML: {exc}"))
+        return []
+    if root is None:
+        problems.append(Problem(name, None, "", "file is empty — expected a list of incidents "
+                                "(each starting with '- id: …')"))
+        return []
+    if not isinstance(root, yaml.SequenceNode):
+        problems.append(Problem(name, root.start_mark.line + 1, "",
+                                "top level must be a list of incidents (each starting with '- id: …')"))
+        return []
+    loaded: list[tuple[Incident, int]] = []
+    first_seen: dict[str, int] = {}
+    for index, node in enumerate(root.value):
+        line = node.start_mark.line + 1
+        label = _incident_label(node, index)
+        if label in first_seen and not label.startswith("incident #"):
+            problems.append(Problem(name, line, "id", f"duplicate incident id {label!r} "
+                                    f"(first at line {first_seen[label]})"))
+            continue
+        first_seen.setdefault(label, line)
+        dupes = _duplicate_keys(node, label)
+        for dupe_line, dupe_field in dupes:
+            problems.append(Problem(name, dupe_line, dupe_field, "key given twice"))
+        try:
+            data = yaml.SafeLoader(text).construct_document(node)
+        except yaml.YAMLError as exc:
+            problems.append(Problem(name, line, label, f"cannot be read: {exc}"))
+            continue
+        if not isinstance(data, dict):
+            problems.append(Problem(name, line, label, "each incident must be a mapping of "
+                                    "fields (id, service, symptoms, actions …)"))
+            continue
+        action_problems = _duplicate_action_ids(name, node, label)
+        problems.extend(action_problems)
+        try:
+            incident = Incident.model_validate(data)
+        except ValidationError as exc:
+            for error in exc.errors():
+                problems.append(_problem_from_error(name, node, label, error))
+            continue
+        if not dupes and not action_problems:
+            loaded.append((incident, line))
+    return loaded
+
+
+def _incident_label(node: yaml.Node, index: int) -> str:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == "id" and isinstance(value, yaml.ScalarNode) and value.value:
+                return str(value.value)
+    return f"incident #{index + 1}"
+
+
+def _duplicate_keys(node: yaml.Node, label: str) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                found.append((key.start_mark.line + 1, f"{label} {key.value}"))
+            seen.add(key.value)
+            found.extend(_duplicate_keys(value, label))
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found.extend(_duplicate_keys(item, label))
+    return found
+
+
+def _child(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
+        for key_node, value in node.value:
+            if key_node.value == key:
+                return value
+    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+        return node.value[key]
+    return None
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _problem_from_error(name: str, node: yaml.Node, label: str, error: Any) -> Problem:
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
+    target: yaml.Node | None = node
+    deepest: yaml.Node = node
+    for part in loc:
+        target = _child(target, part)
+        if target is None:
+            break
+        deepest = target
+    line = deepest.start_mark.line + 1
+    field_name = f"{label} {_field_path(loc)}".strip()
+    kind = error["type"]
+    if kind == "missing":
+        message = "required field is missing"
+    elif kind == "extra_forbidden":
+        message = "unknown field (check the spelling against the schema in README)"
+    elif kind == "enum":
+        message = (f"{error.get('input')!r} is not a valid outcome — use RESOLVED, MITIGATED, "
+                   "NO_EFFECT or WORSENED")
+    elif kind == "string_pattern_mismatch":
+        message = f"{error.get('input')!r} may use only letters, digits, '.', '_' and '-'"
+    else:
+        message = f"{error['msg']} (got {error.get('input')!r})"
+    return Problem(name, line, field_name, message)
+
+
+def _duplicate_action_ids(name: str, node: yaml.Node, label: str) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    actions_node = _child(node, "actions")
+    if not isinstance(actions_node, yaml.SequenceNode):
+        return problems
+    for index, action_node in enumerate(actions_node.value):
+        id_node = _child(action_node, "id")
+        if not isinstance(id_node, yaml.ScalarNode) or not id_node.value:
+            continue
+        if id_node.value in seen:
+            problems.append(Problem(name, id_node.start_mark.line + 1,
+                                    f"{label} actions[{index}].id",
+                                    f"duplicate action id {id_node.value!r} in this incident"))
+        seen.add(id_node.value)
+    return problems

@@ -1,0 +1,75 @@
+"""The memory's schema: incidents and the actions taken in them, with outcomes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ID_PATTERN = r"^[A-Za-z0-9._-]+$"
+
+
+class ActionOutcome(StrEnum):
+    """What an action did to the incident."""
+
+    RESOLVED = "RESOLVED"
+    MITIGATED = "MITIGATED"
+    NO_EFFECT = "NO_EFFECT"
+    WORSENED = "WORSENED"
+
+
+class Action(BaseModel):
+    """One thing the team did during an incident, with its outcome and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=ID_PATTERN, min_length=1)
+    action: str = Field(min_length=1)
+    outcome: ActionOutcome
+    explanation: str = Field(min_length=1)
+    kind: str | None = None
+    confirmed: bool | None = None
+
+    @field_validator("action", "explanation")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+
+class Incident(BaseModel):
+    """A past incident as the team recorded it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=ID_PATTERN, min_length=1)
+    title: str | None = None
+    service: str = Field(min_length=1)
+    started_at: datetime | None = None
+    severity: str | None = None
+    symptoms: str = Field(min_length=1)
+    root_cause: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    actions: list[Action] = Field(default_factory=list)
+
+    @field_validator("symptoms", "service")
+    @classmethod
+    def _required_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags_as_text(cls, value: object) -> object:
+        # `tags: [nginx, 502]` is natural to write; YAML reads 502 as a number.
+        if isinstance(value, list):
+            return [str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                    for v in value]
+        return value
+
+    def action_ref(self, action: Action) -> str:
+        """The citable id of one of this incident's actions, e.g. ``INC-2041/A1``."""
+        return f"{self.id}/{action.id}"

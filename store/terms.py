@@ -1,0 +1,70 @@
+"""Terms of a text for the relevance gate: lower-cased, stop-words out, lightly stemmed."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+STOP_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each few
+    for from further had has have having he her here hers him his how i if in into is it its
+    itself just me more most my no nor not now of off on once only or other our ours out over
+    own same she should so some such than that the their them then there these they this those
+    through to too under until up very was we were what when where which while who whom why
+    will with would you your yours get got seen see saw cannot can't won't isn't
+    aren't doesn't don't didn't""".split()
+)
+
+# Spellings on-call engineers use interchangeably; mapped to one term before matching.
+SYNONYMS: Mapping[str, str] = {
+    "db": "database", "pg": "postgres", "postgresql": "postgres", "k8s": "kubernetes",
+    "svc": "service", "conn": "connection", "conns": "connection", "err": "error",
+    "errs": "error", "oom": "memory", "ooms": "memory", "oomkilled": "memory",
+    "latencies": "latency", "slow": "latency", "5xx": "error", "500s": "error",
+}
+
+
+def _stem(word: str) -> str:
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""),
+                         ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The distinct matching terms of ``text``, in order of first appearance."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    found: dict[str, None] = {}
+    for word in _WORD.findall(folded):
+        word = SYNONYMS.get(word, word)
+        if word in STOP_WORDS or len(word) < 2:
+            continue
+        found[_stem(word)] = None
+    return list(found)
+
+
+def idf(term_count: int, documents: int) -> float:
+    """BM25's inverse document frequency; unseen terms weigh the most."""
+    return math.log(1 + (documents - term_count + 0.5) / (term_count + 0.5))
+
+
+def coverage(query_terms: Iterable[str], document_terms: set[str],
+             document_frequency: Mapping[str, int], documents: int) -> float:
+    """Share of the query's IDF weight that the document contains, in [0, 1].
+
+    Unlike a BM25 score it does not grow with the length of the alert, so one floor works
+    for a terse page and a pasted stack trace alike.
+    """
+    total = matched = 0.0
+    for term in query_terms:
+        weight = idf(document_frequency.get(term, 0), documents)
+        total += weight
+        if term in document_terms:
+            matched += weight
+    return matched / total if total else 0.0

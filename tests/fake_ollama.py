@@ -43,7 +43,9 @@ nothing is raised until the first iteration (``next`` / ``async for``).
                                                           httpx.ConnectError (NOT wrapped!)
   MALFORMED_JSON         json.JSONDecodeError (a ValueError)  json.JSONDecodeError after 1st chunk
   TRUNCATED_STREAM       httpx.RemoteProtocolError        httpx.RemoteProtocolError after chunks
+  stop() during HANG     httpx.RemoteProtocolError (server disconnected, no response)
   (httpx.ReadTimeout/ConnectError/RemoteProtocolError are all httpx.TransportError subclasses.)
+A FakeOllama is one-shot: after stop() it cannot be started again.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -241,9 +244,6 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         self._route(body)
 
-    def do_DELETE(self) -> None:
-        self.do_POST()
-
     def _route(self, body: dict | None) -> None:
         fake, path = self.server_ref, self.path.split("?")[0]
         fake._log({"path": path, "method": self.command, "body": body})
@@ -266,13 +266,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": "not found"})
 
     def _tags(self) -> dict:
-        return {"models": [{
-            "name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z", "size": 1,
-            "digest": "sha256:" + hashlib.sha256(m.encode()).hexdigest(),
-            "details": {"parent_model": "", "format": "gguf", "family": "fake",
-                        "families": ["fake"], "parameter_size": "1B",
-                        "quantization_level": "Q4_K_M"},
-        } for m in self.server_ref.models]}
+        models = self.server_ref.models
+        return {
+            "models": [{"name": m, "model": m, **_TAG_FIELDS, "digest": _digest(m)} for m in models]
+        }
 
     def _chat(self, model: str, stream: bool) -> None:
         fake = self.server_ref
@@ -281,38 +278,55 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": "no scripted reply"})
             return
         size = max(1, reply.chunk_size)
-        chunks = [reply.content[i:i + size] for i in range(0, len(reply.content), size)]
-        final = {"model": model, "created_at": _now(),
-                 "message": {"role": "assistant", "content": reply.content if not stream else ""},
-                 "done": True, "done_reason": "stop", "total_duration": 1_000_000,
-                 "load_duration": 1000, "prompt_eval_count": 1, "eval_count": len(chunks)}
-        streamed_fault = reply.fault in (Fault.MALFORMED_JSON, Fault.TRUNCATED_STREAM)
-        if not stream or not streamed_fault:
-            if self._fault(reply.fault, model):
-                return
+        chunks = [reply.content[i : i + size] for i in range(0, len(reply.content), size)]
+        final = _chat_obj(model, "" if stream else reply.content, True)
+        final.update(done_reason="stop", total_duration=1_000_000, eval_count=len(chunks))
+        streamed_fault = stream and reply.fault in (Fault.MALFORMED_JSON, Fault.TRUNCATED_STREAM)
+        if not streamed_fault and self._fault(reply.fault, model):
+            return
         if not stream:
             self._send(200, final)
             return
         self._head(200, "application/x-ndjson", None)
+        lines = [json.dumps(_chat_obj(model, c, False)).encode() for c in chunks]
         if reply.fault is Fault.MALFORMED_JSON:
-            chunks = chunks[:1] + ["\x00MALFORMED"]
+            lines = lines[:1] + [b"this is not json"]
         elif reply.fault is Fault.TRUNCATED_STREAM:
-            chunks = chunks[: max(1, len(chunks) // 2)]
-        for i, text in enumerate(chunks):
+            lines = lines[: max(1, len(lines) // 2)]
+        for i, line in enumerate(lines):
             if i and reply.chunk_delay and fake._stopping.wait(reply.chunk_delay):
                 return
-            line = {"model": model, "created_at": _now(),
-                    "message": {"role": "assistant", "content": text}, "done": False}
-            data = b"this is not json" if text == "\x00MALFORMED" else json.dumps(line).encode()
-            self._chunk(data + b"\n")
+            self._chunk(line + b"\n")
         if reply.fault is Fault.TRUNCATED_STREAM:
             return  # connection closes without the done line or the terminating 0-chunk
         self._chunk(json.dumps(final).encode() + b"\n")
         self.wfile.write(b"0\r\n\r\n")
 
 
-@pytest.fixture
-def fake_ollama():
-    """A started FakeOllama, stopped after the test."""
+_TAG_FIELDS = {
+    "modified_at": "2026-01-01T00:00:00Z",
+    "size": 1,
+    "details": {"format": "gguf", "family": "fake", "families": ["fake"], "parameter_size": "1B"},
+}
+
+
+def _digest(name: str) -> str:
+    return "sha256:" + hashlib.sha256(name.encode()).hexdigest()
+
+
+def _chat_obj(model: str, content: str, done: bool) -> dict:
+    msg = {"role": "assistant", "content": content}
+    return {"model": model, "created_at": _now(), "message": msg, "done": done}
+
+
+@pytest.fixture(name="fake_ollama")
+def fake_ollama_fixture() -> Iterator[FakeOllama]:
+    """Fixture `fake_ollama`: a started FakeOllama, stopped after the test."""
     with FakeOllama() as server:
         yield server
+
+
+# `from tests.fake_ollama import fake_ollama` (conftest) and importing `fake_ollama_fixture`
+# both register the fixture named "fake_ollama". Test modules should import the latter so
+# that ruff does not flag the `fake_ollama` test argument as F811.
+fake_ollama = fake_ollama_fixture

@@ -10,17 +10,18 @@ import json
 import math
 import threading
 import time
+from typing import Any
 
 import httpx
 import ollama
 import pytest
 
-from tests.fake_ollama import (  # noqa: F401  (fake_ollama is a fixture)
+from tests.fake_ollama import (  # noqa: F401  (fake_ollama_fixture registers "fake_ollama")
     ChatReply,
     FakeOllama,
     Fault,
     embed_text,
-    fake_ollama,
+    fake_ollama_fixture,
     refused_host,
 )
 
@@ -44,7 +45,7 @@ class Caller:
     def __init__(self, mode: str, host: str, timeout: float | None = 2.0):
         self.mode = mode
         cls = ollama.Client if mode == "sync" else ollama.AsyncClient
-        self.client = cls(host=host, timeout=timeout)
+        self.client: Any = cls(host=host, timeout=timeout)
 
     async def __call__(self, stream: bool, parts: list | None = None, model: str = MODEL):
         parts = [] if parts is None else parts
@@ -67,7 +68,7 @@ STREAM = pytest.mark.parametrize("stream", [False, True], ids=["nonstream", "str
 
 
 def cosine(a, b):
-    return sum(x * y for x, y in zip(a, b)) / (math.hypot(*a) * math.hypot(*b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
 
 
 # -- happy paths ------------------------------------------------------------------
@@ -133,7 +134,10 @@ async def test_list_tags_and_version(fake_ollama):
     assert r2.models[1].digest.startswith("sha256:")
     assert httpx.get(fake_ollama.host + "/api/version").json() == {"version": "0.12.0"}
     assert [(q["method"], q["path"]) for q in fake_ollama.requests] == [
-        ("GET", "/api/tags"), ("GET", "/api/tags"), ("GET", "/api/version")]
+        ("GET", "/api/tags"),
+        ("GET", "/api/tags"),
+        ("GET", "/api/version"),
+    ]
 
 
 # -- HTTP error faults -> ollama.ResponseError ----------------------------------------

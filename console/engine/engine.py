@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from console.engine.alert import Alert
-from console.engine.briefing import Briefing
+from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.config import Settings
-from console.engine.deterministic import deterministic_briefing
+from console.engine.deterministic import deterministic_briefing, recalled_records
 from store.embedder import Embedder, OllamaEmbedder
 from store.index import MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
@@ -21,7 +22,7 @@ class MemoryStatus:
     incidents: int
     actions: int
     services: int
-    index: str  # fresh | stale | missing | rebuilt
+    index: str  # fresh | stale | missing | "fresh (rebuilt)"
     model: str  # "not configured" | "offline (TRIAGE_OFFLINE)" | "<name>"
     source: str
     notices: tuple[str, ...] = field(default_factory=tuple)
@@ -63,20 +64,29 @@ class TriageEngine:
         before = freshness(index.index_dir, memory.source_hash, index.embedder_id)
         self.notices = index.open(memory, rebuild=rebuild)
         self.memory, self.index = memory, index
-        return self._status(memory, "fresh" if before == "fresh" and not rebuild else "rebuilt")
+        return self._status(memory, "fresh" if before == "fresh" and not rebuild else "fresh (rebuilt)")
 
     def _status(self, memory: LoadedMemory, index_state: str) -> MemoryStatus:
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
                             index_state, self.model_label(), str(self.settings.incidents_path),
                             tuple(self.notices))
 
-    def brief(self, alert: Alert) -> Briefing:
-        """The whole pipeline for one alert; loads the memory first if needed."""
+    def brief(self, alert: Alert,
+              on_recall: Callable[[list[RecalledRecord]], None] | None = None) -> Briefing:
+        """The whole pipeline for one alert; loads the memory first if needed.
+
+        ``on_recall`` receives the recalled records as soon as recall returns, before any
+        briefing exists, so a UI can show the raw memory while the briefing is prepared.
+        """
         if self.memory is None or self.index is None:
             self.load()
         assert self.memory is not None and self.index is not None
         recalled = recall(self.index, alert.text)
-        notices = list(self.notices)
+        if on_recall is not None:
+            on_recall(recalled_records(recalled))
+        notices = []
+        if self.index.meta and self.index.meta.embed_error:
+            notices.append(f"recall is lexical only: {self.index.meta.embed_error}")
         if alert.truncated:
             notices.append("alert was longer than 20,000 characters; only the start was searched")
         degraded = None

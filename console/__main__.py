@@ -1,0 +1,47 @@
+"""The `triage` command: the console, and the headless pipeline for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="triage", description="Incident triage console. With no command, opens the console.")
+    commands = parser.add_subparsers(dest="command")
+    brief = commands.add_parser("brief", help="run the whole pipeline for one alert, headless")
+    brief.add_argument("text", nargs="?", help="alert text, or - to read stdin")
+    brief.add_argument("--alert-file", help="read the alert (text or Alertmanager JSON) from F")
+    brief.add_argument("--json", action="store_true", help="print the briefing as JSON")
+    index = commands.add_parser("index", help="bring the index up to date with the incidents")
+    index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
+    commands.add_parser("check", help="validate the incidents file; list every problem")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from console.engine.config import Settings
+
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"triage: bad environment: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.command is None:
+        from console.ui.app import TriageApp
+
+        TriageApp(settings).run()
+        return EXIT_OK
+    from console import commands
+
+    handler = {"brief": commands.brief, "index": commands.index, "check": commands.check}
+    return handler[args.command](settings, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

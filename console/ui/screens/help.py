@@ -1,0 +1,42 @@
+"""F1: what the console shows and every key."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP = """\
+What you see
+  Alert       type or paste the alert text (or an Alertmanager JSON line), Enter to brief.
+  Briefing    warnings first (recorded actions that made things WORSE, with why), then
+              what worked before, each line citing INCIDENT/ACTION and its outcome.
+  Recalled    the raw records recall found, exactly as stored, with outcome and score.
+              Nothing below the relevance floor is shown: an empty list means "never seen".
+  Confidence  a rule on evidence, not a probability: proven fixes set the tier
+              (0 → ≤30, 1 → 55–74, 2 → 75–89, 3+ → 88+2·proven, never above 98).
+
+Keys
+  Enter       brief the alert (in the alert box) / open a record (in Recalled)
+  F2 / F3 / F4  focus alert / briefing / recalled memory   (Tab also cycles)
+  F5          reload the incidents file and bring the index up to date
+  Ctrl+P      command palette: every action by name
+  F1          this help          Esc  close a dialog          Ctrl+Q  quit
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", tooltip="Close help", id="help-close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 96; height: auto; max-height: 90%;
+        border: thick $accent; background: $surface; padding: 1 2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as scroll:
+            scroll.border_title = "Help"
+            yield Static(Text(HELP), markup=False, id="help-text")

@@ -1,0 +1,153 @@
+"""The main screen: alert, briefing, recalled memory, confidence, status."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from console.engine.alert import AlertError, parse_alert
+from console.engine.engine import MemoryStatus, TriageEngine
+from console.ui.messages import (
+    BriefingFailed,
+    BriefingReady,
+    MemoryFailed,
+    MemoryLoaded,
+    RecallReady,
+)
+from console.ui.screens.record import RecordScreen
+from console.ui.widgets.briefing_pane import BriefingPane
+from console.ui.widgets.confidence_panel import ConfidencePanel
+from console.ui.widgets.recalled_sidebar import RecalledSidebar
+from console.ui.widgets.status_line import StatusLine
+from store.loader import IncidentFileError
+
+
+class MainScreen(Screen[None]):
+    """Everything an on-call engineer needs on one screen; every action has a key."""
+
+    BINDINGS = [
+        Binding("f2", "focus_alert", "Alert", tooltip="Type or paste the alert", id="focus-alert"),
+        Binding("f3", "focus_briefing", "Briefing", tooltip="Scroll the briefing",
+                id="focus-briefing"),
+        Binding("f4", "focus_recalled", "Recalled", tooltip="Browse recalled records",
+                id="focus-recalled"),
+        Binding("f5", "reload_memory", "Reload", tooltip="Re-read the incidents file",
+                id="reload-memory"),
+    ]
+
+    def __init__(self, engine: TriageEngine) -> None:
+        super().__init__()
+        self.engine = engine
+        self.status: MemoryStatus | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status-line")
+        yield Input(placeholder="Alert ▸ type or paste the alert, then Enter", id="alert-input")
+        with Horizontal(id="panes"):
+            with Vertical(id="left"):
+                yield BriefingPane(id="briefing")
+                yield ConfidencePanel(id="confidence")
+            yield RecalledSidebar(id="recalled")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#alert-input", Input).focus()
+        self.load_memory()
+
+    # --- workers: never touch widgets, only post messages -------------------------------
+
+    @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
+    def load_memory(self) -> None:
+        try:
+            self.post_message(MemoryLoaded(self.engine.load()))
+        except IncidentFileError as exc:
+            self.post_message(MemoryFailed(
+                f"incidents file has {len(exc.problems)} problem(s)",
+                [str(p) for p in exc.problems]))
+
+    @work(thread=True, exclusive=True, group="brief", exit_on_error=False)
+    def run_brief(self, raw_alert: str) -> None:
+        try:
+            alert = parse_alert(raw_alert)
+        except AlertError as exc:
+            self.post_message(BriefingFailed(str(exc)))
+            return
+        try:
+            briefing = self.engine.brief(
+                alert, on_recall=lambda records: self.post_message(RecallReady(records)))
+        except IncidentFileError as exc:
+            self.post_message(MemoryFailed(
+                f"incidents file has {len(exc.problems)} problem(s)",
+                [str(p) for p in exc.problems]))
+            return
+        self.post_message(BriefingReady(briefing))
+
+    # --- handlers own every state change -----------------------------------------------
+
+    def on_memory_loaded(self, message: MemoryLoaded) -> None:
+        self.status = message.status
+        self.query_one(StatusLine).show_status(message.status)
+        for notice in message.status.notices:
+            self.notify(notice, title="Memory", timeout=6)
+        if message.status.incidents == 0:
+            self.query_one(BriefingPane).show_text(Text(
+                f"The memory is empty: {message.status.source} holds no incidents yet.\n"
+                "Briefings will say 'no prior incident' until postmortems are recorded."))
+
+    def on_memory_failed(self, message: MemoryFailed) -> None:
+        self.query_one(StatusLine).show_problem(message.title + " — fix it, then F5 to reload")
+        text = Text(f"The memory cannot be loaded: {message.title}\n\n", style="bold red")
+        for line in message.problems:
+            text.append(f"  {line}\n")
+        text.append("\nNothing was changed. Fix the file (or run `triage check`), then press F5.",
+                    style="bold")
+        self.query_one(BriefingPane).show_text(text)
+
+    def on_recall_ready(self, message: RecallReady) -> None:
+        self.query_one(RecalledSidebar).show_records(message.records)
+
+    def on_briefing_ready(self, message: BriefingReady) -> None:
+        briefing = message.briefing
+        self.query_one(BriefingPane).show_briefing(briefing)
+        self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
+        self.query_one(RecalledSidebar).show_records(briefing.recalled)
+        if self.status:
+            self.query_one(StatusLine).show_status(self.status)
+
+    def on_briefing_failed(self, message: BriefingFailed) -> None:
+        self.query_one(BriefingPane).show_text(Text(message.reason, style="bold yellow"))
+        if self.status:
+            self.query_one(StatusLine).show_status(self.status)
+
+    @on(Input.Submitted, "#alert-input")
+    def submit_alert(self, event: Input.Submitted) -> None:
+        self.query_one(RecalledSidebar).show_records([])
+        self.query_one(ConfidencePanel).clear()
+        self.query_one(BriefingPane).show_working("Recalling similar incidents…")
+        if self.status:
+            self.query_one(StatusLine).show_status(self.status, "briefing…")
+        self.run_brief(event.value)
+
+    @on(RecalledSidebar.Opened)
+    def open_record(self, event: RecalledSidebar.Opened) -> None:
+        self.app.push_screen(RecordScreen(event.record))
+
+    # --- key actions ------------------------------------------------------------------
+
+    def action_focus_alert(self) -> None:
+        self.query_one("#alert-input", Input).focus()
+
+    def action_focus_briefing(self) -> None:
+        self.query_one(BriefingPane).focus()
+
+    def action_focus_recalled(self) -> None:
+        self.query_one(RecalledSidebar).focus()
+
+    def action_reload_memory(self) -> None:
+        self.query_one(StatusLine).show_problem("reloading memory…")
+        self.load_memory()

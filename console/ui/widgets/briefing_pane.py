@@ -1,0 +1,77 @@
+"""The briefing pane: warnings first, then what worked, every line with its citation."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from console.engine.briefing import Briefing
+
+STATE_BANNER = {
+    "proven": ("PROVEN FIX IN MEMORY", "bold green"),
+    "unproven": ("SIMILAR INCIDENTS — NO PROVEN FIX", "bold yellow"),
+    "no_prior_incident": ("NO PRIOR INCIDENT — this alert matches nothing in memory",
+                          "bold magenta"),
+}
+
+
+def briefing_renderable(briefing: Briefing) -> Text:
+    """The briefing as plain Text: stored and model text is never parsed as markup."""
+    text = Text()
+    label, style = STATE_BANNER[briefing.state]
+    text.append(f"{label}\n", style=style)
+    source = "model " + (briefing.model or "") if briefing.source == "model" else "deterministic"
+    text.append(f"source: {source}\n", style="dim")
+    if briefing.degraded:
+        text.append(f"⚑ {briefing.degraded}\n", style="yellow")
+    text.append("\n")
+    text.append(briefing.summary + "\n\n")
+    for warning in briefing.warnings:
+        text.append("⚠ ", style="bold red")
+        text.append(warning.text + "\n", style="red")
+    if briefing.warnings:
+        text.append("\n")
+    for number, rec in enumerate(briefing.recommendations, 1):
+        mark = "✓" if rec.resolved else "~"
+        text.append(f"{mark} {number}. ", style="bold green" if rec.resolved else "bold yellow")
+        text.append(rec.action + "\n")
+        cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
+        text.append(f"     — {cites} ({rec.resolved} of {rec.tried} incidents resolved)\n",
+                    style="dim")
+        if rec.failed_elsewhere:
+            failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
+            text.append(f"     — did not work in: {failed}\n", style="yellow")
+    if briefing.state == "no_prior_incident" and briefing.search:
+        text.append("Searched: ", style="bold")
+        text.append(f"{briefing.search.memory_incidents} incidents, {briefing.search.mode} "
+                    f"search for: {', '.join(briefing.search.terms) or '(nothing searchable)'}\n")
+    if briefing.search:
+        for notice in briefing.search.notices:
+            text.append(f"notice: {notice}\n", style="dim")
+        if briefing.search.redacted:
+            text.append(f"redacted from the alert before search: "
+                        f"{', '.join(briefing.search.redacted)}\n", style="dim")
+    return text
+
+
+class BriefingPane(VerticalScroll, can_focus=True):
+    """Scrollable briefing; shows only finished, guarded briefings."""
+
+    BORDER_TITLE = "Briefing"
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(Text("Type or paste an alert above and press Enter.\n\n"
+                          "The briefing recalls what the team did in similar past incidents — "
+                          "including what made things worse."),
+                     markup=False, id="briefing-body")
+
+    def show_text(self, text: Text) -> None:
+        self.query_one("#briefing-body", Static).update(text)
+        self.scroll_home(animate=False)
+
+    def show_briefing(self, briefing: Briefing) -> None:
+        self.show_text(briefing_renderable(briefing))
+
+    def show_working(self, message: str) -> None:
+        self.show_text(Text(message, style="italic"))

@@ -1,0 +1,50 @@
+"""The raw recalled memory: each record as stored, with outcome badge and score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from console.engine.briefing import RecalledRecord
+
+OUTCOME_STYLE = {"RESOLVED": "bold green", "MITIGATED": "bold cyan",
+                 "NO_EFFECT": "bold white", "WORSENED": "bold red"}
+
+
+def record_option(record: RecalledRecord) -> Text:
+    text = Text()
+    text.append(f"{record.action_id} ", style="bold")
+    text.append(f"{record.outcome}", style=OUTCOME_STYLE.get(record.outcome, "bold"))
+    text.append(f"  {record.score:.2f}\n", style="dim")
+    text.append(f" {record.service} · {record.action}", style="")
+    return text
+
+
+class RecalledSidebar(OptionList):
+    """Recalled records; Enter opens one in full."""
+
+    BORDER_TITLE = "Recalled memory"
+
+    @dataclass
+    class Opened(Message):
+        record: RecalledRecord
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(markup=False, id=id)
+        self.records: list[RecalledRecord] = []
+
+    def show_records(self, records: list[RecalledRecord]) -> None:
+        self.records = list(records)
+        self.clear_options()
+        self.add_options([Option(record_option(r), id=r.action_id) for r in self.records])
+        self.border_title = f"Recalled memory ({len(self.records)})"
+        if self.records:
+            self.highlighted = 0
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Opened(self.records[event.option_index]))

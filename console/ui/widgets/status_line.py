@@ -1,0 +1,32 @@
+"""The status line: memory size, index freshness, model state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from console.engine.engine import MemoryStatus
+
+
+class StatusLine(Static):
+    """One line saying what the console is working with right now."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(Text("triage · loading memory…"), markup=False, id=id)
+
+    def show_status(self, status: MemoryStatus, activity: str = "") -> None:
+        model = status.model
+        if model == "not configured":
+            model_text = "model not configured (deterministic)"
+        else:
+            model_text = f"model {model}"
+        text = (f"triage · memory {status.incidents} incidents / {status.actions} actions · "
+                f"index {status.index} · {model_text}")
+        self.update(Text(text + (f" · {activity}" if activity else "")))
+
+    def show_problem(self, message: str) -> None:
+        self.update(Text(f"triage · {message}", style="bold"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -20,7 +21,7 @@ class TriageApp(App[None]):
     """Incident triage console."""
 
     TITLE = "triage"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     BINDINGS = [
         Binding("f1", "help", "Help", tooltip="What the console shows, and every key", id="help"),
         Binding("ctrl+q", "quit", "Quit", tooltip="Quit the console", id="quit", priority=True),

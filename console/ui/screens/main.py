@@ -57,7 +57,8 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#alert-input", Input).focus()
-        self.load_memory()
+        # Load after the first paint: the worker's imports (LanceDB ~1 s) compete for the GIL.
+        self.call_after_refresh(self.load_memory)
 
     # --- workers: never touch widgets, only post messages -------------------------------
 

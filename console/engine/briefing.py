@@ -23,6 +23,7 @@ class RecalledRecord(BaseModel):
     explanation: str = ""
     kind: str = ""
     confirmed: bool = True
+    quarantined: bool = False
 
 
 class Evidence(BaseModel):
@@ -86,6 +87,15 @@ class SearchInfo(BaseModel):
     notices: list[str] = Field(default_factory=list)
 
 
+class SourceUse(BaseModel):
+    """One source of evidence and whether this briefing used it (the coverage line)."""
+
+    source: str
+    status: Literal["used", "unavailable", "truncated", "excluded", "not_configured"]
+    sha256: str = ""
+    detail: str = ""
+
+
 class Briefing(BaseModel):
     state: State
     source: Literal["model", "deterministic"]
@@ -100,3 +110,6 @@ class Briefing(BaseModel):
     attempts: list[Attempt] = Field(default_factory=list)
     verification: dict[str, Any] | None = None
     search: SearchInfo | None = None
+    likely_cause: str = ""
+    steps: list[str] = Field(default_factory=list)
+    coverage: list[SourceUse] = Field(default_factory=list)

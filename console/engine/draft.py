@@ -1,0 +1,117 @@
+"""What the model is asked to return, and a tolerant parser for what it actually returns."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+MAX_ANSWER_CHARS = 200_000
+
+
+class DraftEvidence(BaseModel):
+    incident_id: str
+    action_id: str
+
+
+class DraftRecommendation(BaseModel):
+    action: str
+    evidence: list[DraftEvidence] = Field(default_factory=list)
+
+
+class DraftWarning(BaseModel):
+    text: str
+    incident_id: str
+    action_id: str
+
+
+class Draft(BaseModel):
+    """The model's answer schema (sent as Ollama's structured-output ``format``)."""
+
+    summary: str
+    recommendations: list[DraftRecommendation] = Field(default_factory=list)
+    warnings: list[DraftWarning] = Field(default_factory=list)
+    confidence: int = Field(ge=0, le=100)
+    likely_cause: str = ""
+    steps: list[str] = Field(default_factory=list)
+
+
+class DraftRejected(Exception):
+    """The answer cannot be used as a draft; ``rule`` names why, ``detail`` shows where."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(f"{rule}: {detail}")
+        self.rule = rule
+        self.detail = detail
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
+
+
+def extract_json(raw: str) -> Any:
+    """The JSON object in ``raw``: bare, pretty, fenced in markdown, or after some prose."""
+    if len(raw) > MAX_ANSWER_CHARS:
+        raise DraftRejected("oversized", f"answer is {len(raw):,} characters "
+                            f"(limit {MAX_ANSWER_CHARS:,})")
+    candidates = [raw.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(raw)]
+    start, end = raw.find("{"), raw.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(raw[start:end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    first_line = raw.strip().splitlines()[0][:120] if raw.strip() else "(empty answer)"
+    raise DraftRejected("unparseable", f"no JSON object found; answer starts: {first_line!r}")
+
+
+def _text(value: Any, limit: int) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
+    return text[:limit]
+
+
+def _citation(item: Any) -> dict[str, str]:
+    if isinstance(item, dict):
+        return {"incident_id": _text(item.get("incident_id"), 80),
+                "action_id": _text(item.get("action_id"), 80)}
+    return {"incident_id": "", "action_id": _text(item, 80)}
+
+
+def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
+    """Normalise a parsed answer's shape without judging its content (guards do that)."""
+    summary = value.get("summary")
+    if not isinstance(summary, str) or not summary.strip():
+        raise DraftRejected("missing_summary", "the answer has no 'summary' text")
+    recommendations = value.get("recommendations") or []
+    warnings = value.get("warnings") or []
+    if not isinstance(recommendations, list) or not isinstance(warnings, list):
+        raise DraftRejected("wrong_shape", "'recommendations' and 'warnings' must be lists")
+    steps = value.get("steps") or []
+    if isinstance(steps, str):
+        steps = [line.strip(" -*\t") for line in steps.splitlines() if line.strip(" -*\t")]
+    return {
+        "summary": _text(summary, 2_000),
+        "recommendations": [
+            {"action": _text(r.get("action"), 500),
+             "evidence": [_citation(e) for e in (r.get("evidence") or [])
+                          if isinstance(r.get("evidence"), list)]}
+            for r in recommendations if isinstance(r, dict)
+        ],
+        "warnings": [
+            {"text": _text(w.get("text"), 800), **_citation(w)}
+            for w in warnings if isinstance(w, dict)
+        ],
+        "confidence": value.get("confidence"),
+        "confidence_given": "confidence" in value,
+        "likely_cause": _text(value.get("likely_cause"), 500),
+        "steps": [_text(s, 300) for s in steps if isinstance(s, str)][:12],
+    }

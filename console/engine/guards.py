@@ -1,0 +1,135 @@
+"""Guards: everything a model wrote is checked against this recall before it can be shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from console.engine.briefing import Confidence, Evidence, GuardEntry, Recommendation, Warning
+from console.engine.citations import CitationIndex, scrub_mentions
+from console.engine.confidence import Cited, compute_confidence
+from console.engine.deterministic import warnings_from
+from console.engine.draft import DraftRejected, extract_json, loose_draft
+from store.recall import Recall
+
+FIX_OUTCOMES = ("RESOLVED", "MITIGATED")
+
+
+@dataclass
+class GuardedDraft:
+    """A draft that passed the guards, with every change they made logged."""
+
+    summary: str
+    recommendations: list[Recommendation]
+    warnings: list[Warning]
+    confidence: Confidence
+    likely_cause: str = ""
+    steps: list[str] = field(default_factory=list)
+    log: list[GuardEntry] = field(default_factory=list)
+
+
+def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
+    """Parse and check ``raw``; raise DraftRejected when it cannot be used at all."""
+    draft = loose_draft(extract_json(raw))
+    citations = CitationIndex(recall.actions)
+    log: list[GuardEntry] = []
+
+    def note(rule: str, detail: str) -> None:
+        log.append(GuardEntry(rule=rule, detail=detail))
+
+    def scrub(text: str, where: str) -> str:
+        cleaned, removed = scrub_mentions(text, citations)
+        for mention in removed:
+            note("citation_not_recalled", f"{mention!r} in {where} removed (not in this recall)")
+        return cleaned
+
+    cited_anything = False
+    recommendations: list[Recommendation] = []
+    scored: list[list[Cited]] = []
+    for number, item in enumerate(draft["recommendations"], 1):
+        if not item["action"].strip():
+            note("recommendation_empty", f"recommendation {number} has no action text; dropped")
+            continue
+        evidence: list[Evidence] = []
+        seen_incidents: set[str] = set()
+        for citation in item["evidence"]:
+            cited_anything = True
+            label = f"{citation['incident_id']} {citation['action_id']}".strip()
+            action = citations.action(citation["incident_id"], citation["action_id"])
+            if action is None:
+                note("citation_not_recalled", f"{label!r} in recommendation {number} dropped")
+                continue
+            if action.outcome not in FIX_OUTCOMES:
+                note("evidence_not_a_fix", f"{action.action_id} is {action.outcome}: evidence for "
+                     f"a warning, never for recommendation {number}; dropped")
+                continue
+            if action.incident_id in seen_incidents:
+                note("duplicate_citation", f"{action.incident_id} cited again in recommendation "
+                     f"{number}; counted once")
+                continue
+            seen_incidents.add(action.incident_id)
+            evidence.append(Evidence(incident_id=action.incident_id, action_id=action.action_id,
+                                     outcome=action.outcome))
+        if not evidence:
+            note("recommendation_unbacked", f"recommendation {number} has no recalled RESOLVED "
+                 "or MITIGATED action as evidence; dropped")
+            continue
+        resolved = sum(1 for e in evidence if e.outcome == "RESOLVED")
+        recommendations.append(Recommendation(
+            action=scrub(item["action"], f"recommendation {number}"), evidence=evidence,
+            resolved=resolved, tried=len(evidence)))
+        scored.append([Cited(e.incident_id, e.outcome) for e in evidence])
+
+    warnings: list[Warning] = []
+    warned: set[str] = set()
+    for number, item in enumerate(draft["warnings"], 1):
+        cited_anything = True
+        action = citations.action(item["incident_id"], item["action_id"])
+        label = f"{item['incident_id']} {item['action_id']}".strip()
+        if action is None:
+            note("citation_not_recalled", f"warning {number} cites {label!r}; dropped")
+            continue
+        if action.outcome != "WORSENED":
+            note("warning_not_worsened", f"warning {number} cites {action.action_id} which is "
+                 f"{action.outcome}, not WORSENED; dropped")
+            continue
+        if action.action_id in warned:
+            note("duplicate_citation", f"warning {number} repeats {action.action_id}; dropped")
+            continue
+        warned.add(action.action_id)
+        text = scrub(item["text"], f"warning {number}") or action.action
+        warnings.append(Warning(text=f"{text} — {action.action_id} WORSENED: {action.explanation}",
+                                incident_id=action.incident_id, action_id=action.action_id,
+                                explanation=action.explanation))
+    for missing in warnings_from(recall):
+        if missing.action_id not in warned:
+            note("warning_added", f"{missing.action_id} WORSENED was recalled but not warned "
+                 "about; added from memory")
+            warnings.append(missing)
+
+    if cited_anything and not recommendations and not warnings and recall.actions:
+        raise DraftRejected("no_valid_citation", "every citation in the draft was outside this "
+                            "recall or had the wrong outcome: " +
+                            "; ".join(e.detail for e in log[:6]))
+
+    confidence = _confidence(draft, scored, log)
+    return GuardedDraft(
+        summary=scrub(draft["summary"], "summary"), recommendations=recommendations,
+        warnings=warnings, confidence=confidence,
+        likely_cause=scrub(draft["likely_cause"], "likely_cause"),
+        steps=[scrub(s, "steps") for s in draft["steps"]], log=log)
+
+
+def _confidence(draft: dict[str, Any], scored: list[list[Cited]],
+                log: list[GuardEntry]) -> Confidence:
+    claim = draft["confidence"]
+    best = max(scored, key=lambda cited: sum(c.outcome == "RESOLVED" for c in cited), default=[])
+    confidence = compute_confidence(claim, best, claim_given=True)
+    if not isinstance(claim, int | float) or isinstance(claim, bool) or claim != claim \
+            or not 0 <= claim <= 100:
+        log.append(GuardEntry(rule="confidence_invalid",
+                              detail=f"model claim {claim!r} is not a number in 0–100; counted as 0"))
+    elif confidence.value != round(claim):
+        log.append(GuardEntry(rule="confidence_bounded", detail=f"model claimed {claim}; "
+                              f"{confidence.derivation}"))
+    return confidence

@@ -20,6 +20,8 @@ def _parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="bring the index up to date with the incidents")
     index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
     commands.add_parser("check", help="validate the incidents file; list every problem")
+    commands.add_parser("doctor", help="is Ollama reachable, are the models pulled, is the "
+                        "index fresh? — with the command that fixes each")
     return parser
 
 
@@ -39,8 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     from console import commands
 
-    handler = {"brief": commands.brief, "index": commands.index, "check": commands.check}
-    return handler[args.command](settings, args)
+    handler = {"brief": commands.brief, "index": commands.index, "check": commands.check,
+               "doctor": commands.doctor}
+    try:
+        return handler[args.command](settings, args)
+    except KeyboardInterrupt:
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

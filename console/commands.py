@@ -79,3 +79,54 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
     print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents, "
           f"{memory.action_count} actions, {len(memory.services)} services")
     return EXIT_OK
+
+
+def doctor(settings: Settings, args: argparse.Namespace) -> int:
+    """Check each piece the console relies on; print the exact fix for each missing one."""
+    from console.engine.model_client import ModelClient, ModelUnavailable
+    from store.index import freshness
+
+    problems = 0
+
+    def report(ok: bool, what: str, fix: str = "") -> None:
+        nonlocal problems
+        problems += 0 if ok else 1
+        print(f"{'ok  ' if ok else 'FIX '} {what}" + (f"\n      → {fix}" if fix and not ok else ""))
+
+    engine = TriageEngine(settings)
+    try:
+        memory = load_incidents(settings.incidents_path)
+    except IncidentFileError as exc:
+        report(False, f"incidents file {settings.incidents_path}: {len(exc.problems)} problem(s)",
+               "run `triage check` and fix what it lists")
+        memory = None
+    if memory is not None:
+        report(True, f"incidents file {settings.incidents_path}: {len(memory.incidents)} "
+                     f"incidents, {memory.action_count} actions")
+        embedder = engine.embedder()
+        state = freshness(settings.data_dir / "index", memory.source_hash,
+                          embedder.id if embedder else None)
+        report(state == "fresh", f"index {state} ({settings.data_dir / 'index'})",
+               "run `triage index` (the console also rebuilds it on start)")
+    if settings.offline:
+        print("note TRIAGE_OFFLINE=1: no model will be called; briefings are deterministic")
+        return EXIT_BAD_INPUT if problems else EXIT_OK
+    wanted = [m for m in (settings.model, settings.embed_model) if m]
+    if not settings.model:
+        print("note no chat model configured: briefings are deterministic\n"
+              "      → to use one: ollama pull qwen2.5:7b && export TRIAGE_MODEL=qwen2.5:7b")
+    if not wanted:
+        return EXIT_BAD_INPUT if problems else EXIT_OK
+    host = settings.ollama_host or "http://127.0.0.1:11434"
+    try:
+        pulled = ModelClient(settings.ollama_host, wanted[0], timeout=5.0).list_models()
+    except ModelUnavailable as exc:
+        report(False, f"Ollama at {host}: {exc}",
+               "start it with `ollama serve`, or set OLLAMA_HOST to where it runs")
+        return EXIT_BAD_INPUT
+    report(True, f"Ollama reachable at {host} ({len(pulled)} models pulled)")
+    names = set(pulled) | {p.split(":")[0] for p in pulled if p.endswith(":latest")}
+    for role, model in (("chat model", settings.model), ("embedding model", settings.embed_model)):
+        if model:
+            report(model in names, f"{role} {model} pulled", f"ollama pull {model}")
+    return EXIT_BAD_INPUT if problems else EXIT_OK

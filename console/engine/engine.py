@@ -64,6 +64,22 @@ class TriageEngine:
             return f"{self.settings.model} offline (TRIAGE_OFFLINE)"
         return self.settings.model
 
+    def model_state(self) -> str:
+        """``online``, ``offline: why`` or ``not pulled``, asked of the server (short timeout)."""
+        from console.engine.model_client import ModelUnavailable
+
+        if self.settings.offline or not self.settings.model:
+            return self.model_label()
+        client = ModelClient(self.settings.ollama_host, self.settings.model, timeout=3.0)
+        try:
+            pulled = client.list_models()
+        except ModelUnavailable:
+            return f"{self.settings.model} offline (Ollama not reachable)"
+        names = set(pulled) | {p.removesuffix(":latest") for p in pulled}
+        if self.settings.model not in names:
+            return f"{self.settings.model} not pulled (ollama pull {self.settings.model})"
+        return f"{self.settings.model} online"
+
     def peek(self) -> MemoryStatus:
         """Load the incidents file and check index freshness without importing LanceDB."""
         memory = load_incidents(self.settings.incidents_path)

@@ -8,6 +8,7 @@ from textual.message import Message
 
 from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus
+from console.engine.model_client import Progress
 
 
 @dataclass
@@ -36,3 +37,15 @@ class BriefingReady(Message):
 @dataclass
 class BriefingFailed(Message):
     reason: str
+
+
+@dataclass
+class ModelState(Message):
+    label: str
+
+
+@dataclass
+class DraftProgress(Message):
+    """How far the model's draft has come — size and time only, never its text."""
+
+    progress: Progress

@@ -317,5 +317,6 @@ def test_bundled_memory_loads_and_is_rich_enough() -> None:
 def test_bundled_memory_hash_ignores_comments_and_layout(tmp_path: Path) -> None:
     original = load_incidents(BUNDLED_INCIDENTS)
     text = BUNDLED_INCIDENTS.read_text(encoding="utf-8")
-    edited = write(tmp_path, "# a new comment at the top\n\n" + text.replace("\n- id:", "\n\n- id:"))
+    edited = write(tmp_path,
+                   "# a new comment at the top\n\n" + text.replace("\n- id:", "\n\n- id:"))
     assert load_incidents(edited).source_hash == original.source_hash

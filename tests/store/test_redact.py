@@ -78,7 +78,8 @@ def test_error_line_around_a_url_password_survives() -> None:
 
 def test_error_line_around_labelled_secret_survives() -> None:
     result = redact("WARN retrying login password=hunter2xyz for user bob (attempt 3)")
-    assert result.text == "WARN retrying login password=[REDACTED:secret-value] for user bob (attempt 3)"
+    assert result.text == (
+        "WARN retrying login password=[REDACTED:secret-value] for user bob (attempt 3)")
 
 
 def test_several_secrets_in_one_alert_are_all_removed() -> None:
@@ -93,7 +94,7 @@ def test_several_secrets_in_one_alert_are_all_removed() -> None:
 
 @pytest.mark.parametrize("text", [
     "payments service KeyError: 'amount' after deploy",
-    "Payments API p99 4s, HikariPool-1 - Connection is not available, request timed out after 3000ms",
+    "Payments API p99 4s, HikariPool-1 - Connection is not available, timed out after 3000ms",
     "401 invalid_token after signing key rotation; JWKS cache 15 minutes",
     "the password reset page is slow",
     "token validation errors spiked to 4k/min",

@@ -15,8 +15,10 @@ from console.engine.engine import MemoryStatus, TriageEngine
 from console.ui.messages import (
     BriefingFailed,
     BriefingReady,
+    DraftProgress,
     MemoryFailed,
     MemoryLoaded,
+    ModelState,
     RecallReady,
 )
 from console.ui.screens.record import RecordScreen
@@ -44,6 +46,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.engine = engine
         self.status: MemoryStatus | None = None
+        self.model_state: str | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -70,6 +73,8 @@ class MainScreen(Screen[None]):
             self.post_message(MemoryFailed(
                 f"incidents file has {len(exc.problems)} problem(s)",
                 [str(p) for p in exc.problems]))
+            return
+        self.post_message(ModelState(self.engine.model_state()))
 
     @work(thread=True, exclusive=True, group="brief", exit_on_error=False)
     def run_brief(self, raw_alert: str) -> None:
@@ -80,7 +85,8 @@ class MainScreen(Screen[None]):
             return
         try:
             briefing = self.engine.brief(
-                alert, on_recall=lambda records: self.post_message(RecallReady(records)))
+                alert, on_recall=lambda records: self.post_message(RecallReady(records)),
+                on_progress=lambda progress: self.post_message(DraftProgress(progress)))
         except IncidentFileError as exc:
             self.post_message(MemoryFailed(
                 f"incidents file has {len(exc.problems)} problem(s)",
@@ -92,13 +98,30 @@ class MainScreen(Screen[None]):
 
     def on_memory_loaded(self, message: MemoryLoaded) -> None:
         self.status = message.status
-        self.query_one(StatusLine).show_status(message.status)
+        self._show_status()
         for notice in message.status.notices:
             self.notify(notice, title="Memory", timeout=6)
         if message.status.incidents == 0:
             self.query_one(BriefingPane).show_text(Text(
                 f"The memory is empty: {message.status.source} holds no incidents yet.\n"
                 "Briefings will say 'no prior incident' until postmortems are recorded."))
+
+    def on_model_state(self, message: ModelState) -> None:
+        self.model_state = message.label
+        self._show_status()
+
+    def _show_status(self, activity: str = "") -> None:
+        if self.status:
+            self.query_one(StatusLine).show_status(self.status, activity, self.model_state)
+
+    def on_draft_progress(self, message: DraftProgress) -> None:
+        progress = message.progress
+        self._show_status(f"drafting · attempt {progress.attempt} · {progress.characters} chars "
+                          f"· {progress.elapsed:.1f}s")
+        self.query_one(BriefingPane).show_working(
+            f"The model is drafting (attempt {progress.attempt}, {progress.characters} characters, "
+            f"{progress.elapsed:.1f}s).\nNothing it writes is shown until every citation, warning "
+            "and confidence figure has been checked against the memory.")
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
         self.query_one(StatusLine).show_problem(message.title + " — fix it, then F5 to reload")
@@ -111,27 +134,28 @@ class MainScreen(Screen[None]):
 
     def on_recall_ready(self, message: RecallReady) -> None:
         self.query_one(RecalledSidebar).show_records(message.records)
+        if message.records and self.engine.model_client() is not None:
+            self.query_one(BriefingPane).show_working(
+                f"Recalled {len(message.records)} records (see the sidebar). Asking the model "
+                "for a draft; it is checked against the memory before it is shown.")
 
     def on_briefing_ready(self, message: BriefingReady) -> None:
         briefing = message.briefing
         self.query_one(BriefingPane).show_briefing(briefing)
         self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
         self.query_one(RecalledSidebar).show_records(briefing.recalled)
-        if self.status:
-            self.query_one(StatusLine).show_status(self.status)
+        self._show_status()
 
     def on_briefing_failed(self, message: BriefingFailed) -> None:
         self.query_one(BriefingPane).show_text(Text(message.reason, style="bold yellow"))
-        if self.status:
-            self.query_one(StatusLine).show_status(self.status)
+        self._show_status()
 
     @on(Input.Submitted, "#alert-input")
     def submit_alert(self, event: Input.Submitted) -> None:
         self.query_one(RecalledSidebar).show_records([])
         self.query_one(ConfidencePanel).clear()
         self.query_one(BriefingPane).show_working("Recalling similar incidents…")
-        if self.status:
-            self.query_one(StatusLine).show_status(self.status, "briefing…")
+        self._show_status("briefing…")
         self.run_brief(event.value)
 
     @on(RecalledSidebar.Opened)

@@ -21,8 +21,11 @@ def briefing_renderable(briefing: Briefing) -> Text:
     text = Text()
     label, style = STATE_BANNER[briefing.state]
     text.append(f"{label}\n", style=style)
-    source = "model " + (briefing.model or "") if briefing.source == "model" else "deterministic"
-    text.append(f"source: {source}\n", style="dim")
+    if briefing.source == "model":
+        text.append(f"written by model {briefing.model}, checked against memory "
+                    f"({len(briefing.guard_log)} guard change(s))\n", style="dim")
+    else:
+        text.append("DETERMINISTIC BRIEFING — built from the memory alone\n", style="bold cyan")
     if briefing.degraded:
         text.append(f"⚑ {briefing.degraded}\n", style="yellow")
     text.append("\n")
@@ -42,6 +45,11 @@ def briefing_renderable(briefing: Briefing) -> Text:
         if rec.failed_elsewhere:
             failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
             text.append(f"     — did not work in: {failed}\n", style="yellow")
+    if briefing.likely_cause:
+        text.append("Likely cause: ", style="bold")
+        text.append(briefing.likely_cause + "\n")
+    for number, step in enumerate(briefing.steps, 1):
+        text.append(f"  step {number}: {step}\n")
     if briefing.state == "no_prior_incident" and briefing.search:
         text.append("Searched: ", style="bold")
         text.append(f"{briefing.search.memory_incidents} incidents, {briefing.search.mode} "
@@ -52,7 +60,23 @@ def briefing_renderable(briefing: Briefing) -> Text:
         if briefing.search.redacted:
             text.append(f"redacted from the alert before search: "
                         f"{', '.join(briefing.search.redacted)}\n", style="dim")
+    if briefing.coverage:
+        text.append("\nEvidence: ", style="bold dim")
+        text.append(coverage_line(briefing) + "\n", style="dim")
     return text
+
+
+def coverage_line(briefing: Briefing) -> str:
+    """Which sources this briefing used, which were unavailable or truncated, short hashes."""
+    parts = []
+    for use in briefing.coverage:
+        part = f"{use.source} {use.status.replace('_', ' ')}"
+        if use.sha256:
+            part += f" #{use.sha256[:8]}"
+        if use.detail and use.status != "unavailable":
+            part += f" ({use.detail})"
+        parts.append(part)
+    return " · ".join(parts)
 
 
 class BriefingPane(VerticalScroll, can_focus=True):

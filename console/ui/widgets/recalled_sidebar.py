@@ -19,7 +19,10 @@ def record_option(record: RecalledRecord) -> Text:
     text = Text()
     text.append(f"{record.action_id} ", style="bold")
     text.append(f"{record.outcome}", style=OUTCOME_STYLE.get(record.outcome, "bold"))
-    text.append(f"  {record.score:.2f}\n", style="dim")
+    text.append(f"  {record.score:.2f}", style="dim")
+    if record.quarantined:
+        text.append("  ⚑ quarantined", style="bold yellow")
+    text.append("\n")
     text.append(f" {record.service} · {record.action}", style="")
     return text
 

@@ -18,8 +18,9 @@ class StatusLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("triage · loading memory…"), markup=False, id=id)
 
-    def show_status(self, status: MemoryStatus, activity: str = "") -> None:
-        model = status.model
+    def show_status(self, status: MemoryStatus, activity: str = "",
+                    model_state: str | None = None) -> None:
+        model = model_state or status.model
         if model == "not configured":
             model_text = "model not configured (deterministic)"
         else:

@@ -1,0 +1,83 @@
+"""The console with a (fake) model: drafts are never shown before the guards pass them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Input, Static
+
+from console.engine.config import Settings
+from console.ui.app import TriageApp
+from console.ui.messages import BriefingReady
+from tests.fake_ollama import ChatReply, FakeOllama, refused_host
+
+REPO = Path(__file__).resolve().parents[2]
+ALERT = "checkout-service p99 latency up, intermittent database connection errors"
+DRAFT = {
+    "summary": "ZEBRA pool exhaustion as in INC-2041; also like INC-9999.",
+    "recommendations": [{"action": "ZEBRA raise the pool on one instance, drain gradually",
+                         "evidence": [{"incident_id": "INC-2041", "action_id": "A4"}]}],
+    "warnings": [{"text": "ZEBRA do not restart every pod at once",
+                  "incident_id": "INC-2041", "action_id": "INC-2041/A1"}],
+    "confidence": 100,
+}
+
+
+def body(app: TriageApp) -> str:
+    return str(app.screen.query_one("#briefing-body", Static).content)
+
+
+def settings(tmp_path: Path, host: str, timeout: float = 10.0) -> Settings:
+    return Settings(incidents_path=REPO / "incidents.yaml", data_dir=tmp_path / "data",
+                    ollama_host=host, model="qwen2.5:7b", model_timeout=timeout)
+
+
+async def test_slow_stream_shows_progress_but_never_unguarded_text(
+        tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.script_chat(ChatReply(json.dumps(DRAFT), chunk_size=12, chunk_delay=0.03))
+    app = TriageApp(settings(tmp_path, fake_ollama.host))
+    guarded: list[BriefingReady] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, BriefingReady):
+            guarded.append(message)
+
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "qwen2.5:7b online" in str(app.screen.query_one("#status-line", Static).content)
+        app.screen.query_one("#alert-input", Input).value = ALERT
+        await pilot.press("enter")
+        seen_drafting = False
+        while any(w.is_running for w in app.workers):
+            await pilot.pause(0.02)
+            # Draft text may appear only once the guarded briefing has arrived.
+            assert "ZEBRA" not in body(app) or guarded
+            seen_drafting = seen_drafting or "drafting" in body(app)
+        await pilot.pause()
+        assert seen_drafting and guarded
+        final = body(app)
+        assert "ZEBRA raise the pool" in final
+        assert "INC-9999" not in final and "[unverified reference removed]" in final
+        assert "written by model qwen2.5:7b" in final
+        assert "model qwen2.5:7b used" in final  # the evidence-coverage line
+        confidence = str(app.screen.query_one("#confidence", Static).content)
+        assert "clamp(model 100, 55, 74) = 74" in confidence
+
+
+async def test_model_offline_gives_a_labelled_deterministic_briefing(tmp_path: Path) -> None:
+    app = TriageApp(settings(tmp_path, refused_host(), timeout=2.0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "offline" in str(app.screen.query_one("#status-line", Static).content)
+        app.screen.query_one("#alert-input", Input).value = ALERT
+        await pilot.press("enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        text = body(app)
+        assert "DETERMINISTIC BRIEFING" in text
+        assert "not reachable" in text
+        assert "INC-2041/A1 WORSENED" in text

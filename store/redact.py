@@ -37,7 +37,8 @@ def redact(text: str) -> Redaction:
     for kind, pattern in _PATTERNS:
         marker = f"[REDACTED:{kind}]"
 
-        def _replace(match: re.Match[str], kind: str = kind, marker: str = marker) -> str:
+        def _replace(match: re.Match[str], kind: str = kind, marker: str = marker,
+                     pattern: re.Pattern[str] = pattern) -> str:
             found.append(kind)
             if "value" in pattern.groupindex:
                 start, end = match.span("value")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from console.engine.briefing import Confidence
 
@@ -39,6 +40,7 @@ def compute_confidence(model_claim: object, cited: Iterable[Cited],
     proven_ids = sorted(i for i, o in outcomes.items() if "RESOLVED" in o)
     failed_ids = sorted(i for i, o in outcomes.items() if "RESOLVED" not in o and o & FAILED_OUTCOMES)
     proven = len(proven_ids)
+    tier: Literal["3+", "2", "1", "0"]
     if proven >= 3:
         tier, floor, cap = "3+", min(HARD_CAP, 88 + 2 * proven), HARD_CAP
         value = min(HARD_CAP, max(claim, 88 + 2 * proven))

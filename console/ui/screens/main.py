@@ -11,7 +11,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from console.engine.alert import AlertError, parse_alert
+from console.engine.briefing import RecalledRecord
 from console.engine.engine import MemoryStatus, TriageEngine
+from console.engine.model_client import Progress
 from console.ui.messages import (
     BriefingFailed,
     BriefingReady,
@@ -83,10 +85,15 @@ class MainScreen(Screen[None]):
         except AlertError as exc:
             self.post_message(BriefingFailed(str(exc)))
             return
+
+        def on_recall(records: list[RecalledRecord]) -> None:
+            self.post_message(RecallReady(records))
+
+        def on_progress(progress: Progress) -> None:
+            self.post_message(DraftProgress(progress))
+
         try:
-            briefing = self.engine.brief(
-                alert, on_recall=lambda records: self.post_message(RecallReady(records)),
-                on_progress=lambda progress: self.post_message(DraftProgress(progress)))
+            briefing = self.engine.brief(alert, on_recall=on_recall, on_progress=on_progress)
         except IncidentFileError as exc:
             self.post_message(MemoryFailed(
                 f"incidents file has {len(exc.problems)} problem(s)",

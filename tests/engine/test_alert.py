@@ -1,0 +1,184 @@
+"""Reading the alert: plain text, Alertmanager webhooks, and everything that is neither."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from console.engine.alert import MAX_ALERT_CHARS, AlertError, parse_alert, read_alert_file
+
+
+def webhook(*alerts: dict, common: dict | None = None) -> str:
+    """An Alertmanager webhook payload (version 4) as Alertmanager posts it."""
+    return json.dumps({
+        "version": "4", "groupKey": "{}:{alertname=\"x\"}", "status": "firing",
+        "receiver": "triage", "groupLabels": {}, "commonLabels": common or {},
+        "commonAnnotations": {}, "externalURL": "http://alertmanager:9093",
+        "alerts": list(alerts),
+    })
+
+
+def alert_item(labels: dict, annotations: dict | None = None, status: str = "firing") -> dict:
+    return {"status": status, "labels": labels, "annotations": annotations or {},
+            "startsAt": "2026-03-14T02:05:00Z", "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "http://prometheus:9090/graph", "fingerprint": "abc123"}
+
+
+# --- plain text -----------------------------------------------------------------------------
+
+def test_plain_text_is_used_as_is() -> None:
+    alert = parse_alert("  checkout-service p99 latency up, intermittent DB errors\n")
+    assert alert.text == "checkout-service p99 latency up, intermittent DB errors"
+    assert alert.source == "text"
+    assert alert.service is None
+    assert not alert.truncated
+
+
+def test_text_that_merely_contains_braces_is_text() -> None:
+    alert = parse_alert("{job=\"payments\"} rate(http_requests_total{code=~\"5..\"}[5m]) > 0.05")
+    assert alert.source == "text"
+    assert "payments" in alert.text
+
+
+def test_very_long_text_is_truncated_and_says_so() -> None:
+    alert = parse_alert("stack frame\n" * 5000)
+    assert alert.truncated
+    assert len(alert.text) == MAX_ALERT_CHARS
+
+
+# --- Alertmanager ---------------------------------------------------------------------------
+
+def test_alertmanager_labels_and_annotations_become_the_alert_text() -> None:
+    raw = webhook(alert_item(
+        {"alertname": "CheckoutLatencyHigh", "service": "checkout-service", "severity": "page"},
+        {"summary": "p99 latency up", "description": "intermittent database connection errors"}))
+    alert = parse_alert(raw)
+    assert alert.source == "alertmanager"
+    assert alert.service == "checkout-service"
+    for part in ("CheckoutLatencyHigh", "checkout-service", "p99 latency up",
+                 "intermittent database connection errors"):
+        assert part in alert.text
+    assert "generatorURL" not in alert.text and "fingerprint" not in alert.text
+    assert "http://prometheus" not in alert.text
+
+
+def test_job_label_names_the_service_when_there_is_no_service_label() -> None:
+    alert = parse_alert(webhook(alert_item({"alertname": "TargetDown", "job": "payments-api"},
+                                           {"summary": "scrape target down"})))
+    assert alert.service == "payments-api"
+    assert "payments-api" in alert.text
+
+
+def test_several_alerts_are_all_kept_once_each() -> None:
+    first = alert_item({"alertname": "HighLatency", "service": "checkout-service"},
+                       {"summary": "p99 latency up"})
+    second = alert_item({"alertname": "DBConnErrors", "service": "payments-api"},
+                        {"description": "HikariPool connection is not available"})
+    alert = parse_alert(webhook(first, second, first))
+    assert alert.text.count("HighLatency") == 1
+    assert "DBConnErrors" in alert.text and "HikariPool connection is not available" in alert.text
+    assert alert.service == "checkout-service"
+    assert len(alert.text.splitlines()) == 2
+
+
+def test_common_labels_fill_in_what_an_alert_leaves_out() -> None:
+    raw = webhook(alert_item({"instance": "pod-1"}, {"summary": "KeyError: 'amount'"}),
+                  common={"alertname": "PaymentsErrors", "service": "payments-api"})
+    alert = parse_alert(raw)
+    assert alert.service == "payments-api"
+    assert "PaymentsErrors" in alert.text and "KeyError: 'amount'" in alert.text
+
+
+def test_an_alert_s_own_labels_win_over_common_labels() -> None:
+    raw = webhook(alert_item({"alertname": "X", "service": "orders-db"}, {"summary": "lag"}),
+                  common={"service": "payments-api"})
+    assert parse_alert(raw).service == "orders-db"
+
+
+def test_a_single_alert_object_without_the_envelope_is_accepted() -> None:
+    raw = json.dumps(alert_item({"alertname": "DiskFilling", "service": "orders-db"},
+                                {"summary": "pg_wal growing"}))
+    alert = parse_alert(raw)
+    assert alert.source == "alertmanager"
+    assert "pg_wal growing" in alert.text
+
+
+def test_webhook_with_a_byte_order_mark_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "alert.json"
+    raw = webhook(alert_item({"alertname": "HighLatency"}, {"summary": "p99 latency up"}))
+    path.write_bytes(b"\xef\xbb\xbf" + raw.encode())
+    alert = parse_alert(read_alert_file(path))
+    assert alert.source == "alertmanager"
+    assert "p99 latency up" in alert.text
+
+
+# --- refused ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw", [
+    '{"foo": 1}', "{}", "[]", "[1, 2, 3]", '{"alerts": []}', '{"alerts": "firing"}',
+    '[{"labels": {"alertname": "X"}}]', '{"data": {"alerts": []}}',
+])
+def test_json_that_is_not_alertmanager_is_refused(raw: str) -> None:
+    with pytest.raises(AlertError, match="Alertmanager"):
+        parse_alert(raw)
+
+
+@pytest.mark.parametrize("raw", ['{"alerts": [{}]}', '{"alerts": [1, "x"]}',
+                                 '{"alerts": [{"labels": {}, "annotations": {}}]}'])
+def test_alertmanager_payload_with_nothing_to_search_is_refused(raw: str) -> None:
+    with pytest.raises(AlertError, match="nothing|no alertname"):
+        parse_alert(raw)
+
+
+@pytest.mark.parametrize("raw", ['{"alerts": [', '{"alerts": [{"labels": {"a": 1}}', '[{"a":',
+                                 '{"status": "firing",\n "alerts": [,]}'])
+def test_broken_json_is_refused_with_where_it_broke(raw: str) -> None:
+    with pytest.raises(AlertError, match=r"JSON.*line \d+, column \d+"):
+        parse_alert(raw)
+
+
+@pytest.mark.parametrize("raw", ["", "   ", "\n\t\n"])
+def test_empty_alert_is_refused(raw: str) -> None:
+    with pytest.raises(AlertError, match="empty"):
+        parse_alert(raw)
+
+
+def test_empty_alert_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "alert.txt"
+    path.write_bytes(b"")
+    with pytest.raises(AlertError, match="empty"):
+        parse_alert(read_alert_file(path))
+
+
+@pytest.mark.parametrize("data", [
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01",
+    b"\x7fELF\x02\x01\x01\x00\x00\x00\x00",
+])
+def test_binary_alert_file_is_refused(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "alert.bin"
+    path.write_bytes(data)
+    with pytest.raises(AlertError, match="binary") as caught:
+        read_alert_file(path)
+    assert str(path) in str(caught.value)
+
+
+def test_non_utf8_alert_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "alert.txt"
+    path.write_bytes("Zahlungsdienst gestört: café".encode("latin-1"))
+    with pytest.raises(AlertError, match="UTF-8") as caught:
+        read_alert_file(path)
+    assert str(path) in str(caught.value)
+
+
+def test_missing_alert_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "nope" / "alert.json"
+    with pytest.raises(AlertError, match="not found") as caught:
+        read_alert_file(path)
+    assert str(path) in str(caught.value)
+
+
+def test_directory_as_alert_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(AlertError, match="directory"):
+        read_alert_file(tmp_path)

@@ -119,6 +119,8 @@ class MemoryIndex:
         self.embedder = embedder
         self.meta: IndexMeta | None = None
         self._table: Any = None
+        self._memory: LoadedMemory | None = None
+        self.repairs: list[str] = []
 
     @property
     def embedder_id(self) -> str | None:
@@ -126,6 +128,7 @@ class MemoryIndex:
 
     def open(self, memory: LoadedMemory, rebuild: bool = False) -> list[str]:
         """Make the index match ``memory``, rebuilding when stale; returns notices for the user."""
+        self._memory = memory
         state = "stale" if rebuild else freshness(self.index_dir, memory.source_hash,
                                                   self.embedder_id)
         notices: list[str] = []
@@ -188,20 +191,41 @@ class MemoryIndex:
     def has_vectors(self) -> bool:
         return bool(self.meta and self.meta.vector_dim)
 
+    def _query(self, run: Any) -> list[dict[str, Any]]:
+        """Run a query; a damaged index is rebuilt from the incidents once, with a notice."""
+        try:
+            return list(run())
+        except (RuntimeError, OSError, ValueError) as exc:
+            if self._memory is None:
+                raise IndexUnavailable(f"index unreadable: {exc}") from exc
+            self.repairs.append(f"index was damaged ({str(exc)[:120]}); rebuilt from the "
+                                "incidents file")
+            self.build(self._memory)
+            try:
+                return list(run())
+            except (RuntimeError, OSError, ValueError) as again:
+                raise IndexUnavailable(f"index unreadable even after a rebuild: {again} — "
+                                       f"delete {self.index_dir} and run `triage index`") from again
+
     def search(self, text: str, vector: list[float] | None, limit: int) -> list[dict[str, Any]]:
         """Candidate rows for ``text`` (BM25), fused by RRF with ``vector`` when given."""
         if self._table is None or not self.meta or not self.meta.rows or not text.strip():
             return []
-        if vector is not None and self.has_vectors:
-            from lancedb.rerankers import RRFReranker
+        hybrid = vector is not None and self.has_vectors
 
-            query = (self._table.search(query_type="hybrid").vector(vector).text(text)
-                     .rerank(RRFReranker()))
-            columns = [*ROW_COLUMNS, "vector", "_relevance_score"]
-        else:
-            query = self._table.search(text, query_type="fts", fts_columns="text")
-            columns = [*ROW_COLUMNS, "_score"]
-        return list(query.limit(limit).select(columns).to_list())
+        def run() -> list[dict[str, Any]]:
+            if hybrid:
+                from lancedb.rerankers import RRFReranker
+
+                query = (self._table.search(query_type="hybrid").vector(vector).text(text)
+                         .rerank(RRFReranker()))
+                columns = [*ROW_COLUMNS, "vector"]
+            else:
+                query = self._table.search(text, query_type="fts", fts_columns="text")
+                columns = [*ROW_COLUMNS, "_score"]
+            return list(query.limit(limit).select(columns).to_list())
+
+        return self._query(run)
 
     def rows_for(self, incident_ids: list[str]) -> list[dict[str, Any]]:
         """Every action row of the given incidents."""
@@ -209,8 +233,8 @@ class MemoryIndex:
             return []
         quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in incident_ids)
         columns = [*ROW_COLUMNS, "vector"] if self.has_vectors else ROW_COLUMNS
-        return list(self._table.search().where(f"incident_id IN ({quoted})")
-                    .select(columns).limit(100_000).to_list())
+        return self._query(lambda: self._table.search().where(f"incident_id IN ({quoted})")
+                           .select(columns).limit(100_000).to_list())
 
 
 def _create_table(directory: Path, rows: list[dict[str, Any]],

@@ -111,7 +111,9 @@ def _load_file(file: Path, problems: list[Problem]) -> list[tuple[Incident, int]
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        problems.append(Problem(str(file), None, "", f"not UTF-8 text ({exc.reason})"))
+        line = exc.object[:exc.start].count(b"\n") + 1
+        problems.append(Problem(str(file), line, "", f"not UTF-8 text ({exc.reason}) — save the "
+                                "file as UTF-8"))
         return []
     except OSError as exc:
         problems.append(Problem(str(file), None, "", f"cannot read: {exc.strerror or exc}"))
@@ -122,6 +124,11 @@ def _load_file(file: Path, problems: list[Problem]) -> list[tuple[Incident, int]
 def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident, int]]:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        problems.append(Problem(name, line, "", f"not valid YAML: character {exc.character!r} "
+                                "is not allowed in YAML text"))
+        return []
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         problems.append(Problem(name, line, "", f"not valid YAML: {exc.problem or exc}"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from store.embedder import EmbedderUnavailable
 from store.index import MemoryIndex
-from store.redact import redact
+from store.redact import REDACTION_MARKER, redact
 from store.terms import coverage, terms
 
 # Share of the alert's IDF weight a record must contain to count as "seen before".
@@ -77,7 +77,8 @@ class Recall:
 def recall(index: MemoryIndex, alert_text: str) -> Recall:
     """Find the incidents that resemble ``alert_text``; nothing above the floor → none."""
     redaction = redact(alert_text)
-    query_terms = terms(redaction.text)
+    # The markers are ours, not the alert's: they must not dilute the relevance gate.
+    query_terms = terms(REDACTION_MARKER.sub(" ", redaction.text))
     notices: list[str] = []
     vector = None
     if index.has_vectors and index.embedder is not None:
@@ -120,6 +121,8 @@ def recall(index: MemoryIndex, alert_text: str) -> Recall:
             continue
         incidents.append(RecalledIncident(incident_id, actions[0].service, actions[0].title,
                                           round(passing[incident_id], 3), tuple(actions)))
+    notices.extend(index.repairs)
+    index.repairs.clear()
     return Recall(redaction.text, redaction.found, tuple(query_terms), mode, LEXICAL_FLOOR,
                   tuple(incidents), round(best_rejected, 3), tuple(notices))
 

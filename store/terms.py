@@ -20,11 +20,11 @@ STOP_WORDS = frozenset(
     aren't doesn't don't didn't""".split()
 )
 
-# Spellings on-call engineers use interchangeably; mapped to one term before matching.
+# Spellings on-call engineers use interchangeably; mapped to the same term(s) before matching.
 SYNONYMS: Mapping[str, str] = {
     "db": "database", "pg": "postgres", "postgresql": "postgres", "k8s": "kubernetes",
     "svc": "service", "conn": "connection", "conns": "connection", "err": "error",
-    "errs": "error", "oom": "memory", "ooms": "memory", "oomkilled": "memory",
+    "errs": "error", "ooms": "oom", "oomkilled": "oom kill", "oomkill": "oom kill",
     "latencies": "latency", "slow": "latency", "5xx": "error", "500s": "error",
 }
 
@@ -41,11 +41,11 @@ def terms(text: str) -> list[str]:
     """The distinct matching terms of ``text``, in order of first appearance."""
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     found: dict[str, None] = {}
-    for word in _WORD.findall(folded):
-        word = SYNONYMS.get(word, word)
-        if word in STOP_WORDS or len(word) < 2:
-            continue
-        found[_stem(word)] = None
+    for raw in _WORD.findall(folded):
+        for word in SYNONYMS.get(raw, raw).split():
+            if word in STOP_WORDS or len(word) < 2:
+                continue
+            found[_stem(word)] = None
     return list(found)
 
 

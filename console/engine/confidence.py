@@ -25,7 +25,9 @@ def model_claim_value(claim: object) -> int:
     """A model's claimed confidence as an int in [0, 100]; anything else counts as 0."""
     if isinstance(claim, bool) or not isinstance(claim, int | float):
         return 0
-    if not math.isfinite(claim) or claim < 0 or claim > 100:
+    if isinstance(claim, float) and not math.isfinite(claim):
+        return 0
+    if claim < 0 or claim > 100:
         return 0
     return int(round(claim))
 

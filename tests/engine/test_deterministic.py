@@ -114,7 +114,8 @@ def test_no_prior_incident_says_what_was_searched(engine: TriageEngine) -> None:
     assert briefing.confidence.proven == 0
     summary = briefing.summary
     assert "No prior incident" in summary
-    assert "36 incidents" in summary
+    assert engine.memory is not None
+    assert f"{len(engine.memory.incidents)} incidents" in summary
     for term in ("tls", "certificate", "grpc", "mesh"):
         assert term in summary
     assert "floor" in summary

@@ -50,7 +50,9 @@ async def test_slow_stream_shows_progress_but_never_unguarded_text(
         app.screen.query_one("#alert-input", Input).value = ALERT
         await pilot.press("enter")
         seen_drafting = False
-        while any(w.is_running for w in app.workers):
+        for _ in range(1500):  # polls until the guarded briefing lands (bounded)
+            if guarded and not any(w.is_running for w in app.workers):
+                break
             await pilot.pause(0.02)
             # Draft text may appear only once the guarded briefing has arrived.
             assert "ZEBRA" not in body(app) or guarded

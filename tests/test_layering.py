@@ -1,0 +1,104 @@
+"""Dependency direction ui → engine → store: checked on the source and on a real import."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+NON_UI_PACKAGES = [REPO_ROOT / "store", REPO_ROOT / "console" / "engine"]
+UI_PACKAGE = REPO_ROOT / "console" / "ui"
+ALLOWED_UI_IMPORTERS = {REPO_ROOT / "console" / "__main__.py"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
+    """Every module ``path`` imports (absolute names; relative imports resolved)."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    tree = ast.parse(text, filename=str(path))
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            yield node.lineno, module
+            for alias in node.names:  # `from console import ui` imports console.ui
+                yield node.lineno, f"{module}.{alias.name}"
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
+              and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                  "import_module", "__import__")
+              and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            yield node.lineno, node.args[0].value
+
+
+def python_files(*roots: Path) -> list[Path]:
+    return sorted(p for root in roots for p in root.rglob("*.py") if ".venv" not in p.parts)
+
+
+def test_the_packages_exist() -> None:
+    for package in NON_UI_PACKAGES:
+        assert python_files(package), f"no python files under {package}"
+
+
+@pytest.mark.parametrize("path", python_files(*NON_UI_PACKAGES),
+                         ids=lambda p: str(p.relative_to(REPO_ROOT)))
+def test_store_and_engine_never_import_textual(path: Path) -> None:
+    offending = [(line, name) for line, name in imported_modules(path)
+                 if name == "textual" or name.startswith("textual.")
+                 or name == "console.ui" or name.startswith("console.ui.")]
+    assert not offending, f"{path.relative_to(REPO_ROOT)} imports {offending}"
+
+
+@pytest.mark.parametrize("path", python_files(REPO_ROOT / "store", REPO_ROOT / "console",
+                                              REPO_ROOT / "bench"),
+                         ids=lambda p: str(p.relative_to(REPO_ROOT)))
+def test_only_main_imports_the_ui(path: Path) -> None:
+    if path in ALLOWED_UI_IMPORTERS or path.is_relative_to(UI_PACKAGE):
+        return
+    offending = [(line, name) for line, name in imported_modules(path)
+                 if name == "console.ui" or name.startswith("console.ui.")]
+    assert not offending, f"{path.relative_to(REPO_ROOT)} imports the UI: {offending}"
+
+
+def test_the_import_walker_sees_what_it_should() -> None:
+    """The checks above can fail: the walker finds every spelling of an import of textual/ui."""
+    probe = REPO_ROOT / "console" / "engine" / "probe.py"
+    source = ("import textual.app\nfrom textual import work\nfrom ..ui import app\n"
+              "from console import ui\nimportlib.import_module('textual')\n")
+    found = {name for _, name in imported_modules(probe, source)}
+    assert {"textual.app", "textual", "console.ui", "console.ui.app"} <= found
+
+
+def test_importing_the_engine_and_commands_loads_no_textual() -> None:
+    modules = ["store.loader", "store.index", "store.recall", "store.redact", "store.embedder",
+               "console.engine.engine", "console.engine.deterministic", "console.commands",
+               "console.__main__"]
+    code = ("import importlib, json, sys\n"
+            f"for name in {modules!r}:\n"
+            "    importlib.import_module(name)\n"
+            "print(json.dumps(sorted(m for m in sys.modules\n"
+            "      if m == 'textual' or m.startswith('textual.') or m.startswith('console.ui'))))\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []

@@ -9,8 +9,8 @@ import unicodedata
 from store.recall import RecalledAction
 
 _SEPARATORS = re.compile(r"[\s_\-–—.:#'\"`“”‘’\[\]()]+")
-_MENTION = re.compile(r"(?i)\b(?:INC|INCIDENT)[\s_\-–—#]*[0-9０-９]+(?:\s*/\s*[A-Za-z0-9]+)?\b"
-                      r"|#[0-9０-９]{2,}\b")
+_MENTION = re.compile(r"(?i)\b(?:INC|INCIDENT)[\s_\-–—－‐‑#]*[0-9０-９]+"
+                      r"(?:\s*[/／]\s*[A-Za-z0-9Ａ-Ｚａ-ｚ０-９]+)?\b|#[0-9０-９]{2,}\b")
 
 
 def _canonical(raw: str) -> str:
@@ -61,9 +61,13 @@ class CitationIndex:
                 return action
         return None
 
-    def unknown_mentions(self, text: str) -> list[str]:
-        """Incident references in free text that are not in this recall."""
-        return [m.group(0) for m in _MENTION.finditer(text) if self.incident(m.group(0)) is None]
+    def mention_known(self, mention: str) -> bool:
+        """A free-text reference names a recalled incident (and, if given, a recalled action)."""
+        normalized = unicodedata.normalize("NFKC", mention)
+        if "/" in normalized:
+            incident_part, _, local = normalized.partition("/")
+            return self.action(incident_part, f"{incident_part}/{local}") is not None
+        return self.incident(normalized) is not None
 
 
 def scrub_mentions(text: str, index: CitationIndex) -> tuple[str, list[str]]:
@@ -71,7 +75,7 @@ def scrub_mentions(text: str, index: CitationIndex) -> tuple[str, list[str]]:
     removed: list[str] = []
 
     def _replace(match: re.Match[str]) -> str:
-        if index.incident(match.group(0)) is None:
+        if not index.mention_known(match.group(0)):
             removed.append(match.group(0))
             return "[unverified reference removed]"
         return match.group(0)

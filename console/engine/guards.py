@@ -50,8 +50,7 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
         if not item["action"].strip():
             note("recommendation_empty", f"recommendation {number} has no action text; dropped")
             continue
-        evidence: list[Evidence] = []
-        seen_incidents: set[str] = set()
+        by_incident: dict[str, Evidence] = {}
         for citation in item["evidence"]:
             cited_anything = True
             label = f"{citation['incident_id']} {citation['action_id']}".strip()
@@ -63,13 +62,16 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
                 note("evidence_not_a_fix", f"{action.action_id} is {action.outcome}: evidence for "
                      f"a warning, never for recommendation {number}; dropped")
                 continue
-            if action.incident_id in seen_incidents:
+            cited = Evidence(incident_id=action.incident_id, action_id=action.action_id,
+                             outcome=action.outcome)
+            earlier = by_incident.get(action.incident_id)
+            if earlier is not None:
                 note("duplicate_citation", f"{action.incident_id} cited again in recommendation "
                      f"{number}; counted once")
-                continue
-            seen_incidents.add(action.incident_id)
-            evidence.append(Evidence(incident_id=action.incident_id, action_id=action.action_id,
-                                     outcome=action.outcome))
+                if earlier.outcome == "RESOLVED" or cited.outcome != "RESOLVED":
+                    continue
+            by_incident[action.incident_id] = cited
+        evidence = list(by_incident.values())
         if not evidence:
             note("recommendation_unbacked", f"recommendation {number} has no recalled RESOLVED "
                  "or MITIGATED action as evidence; dropped")

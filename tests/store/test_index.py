@@ -227,6 +227,21 @@ def test_unreachable_embedder_builds_lexical_only_and_says_why(
     assert {i.incident_id for i in found.incidents} == KEYERROR_INCIDENTS
 
 
+def test_lexical_fallback_is_retried_once_the_embedder_is_back(
+        tmp_path: Path, fake_ollama: FakeOllama, write_incidents, incident) -> None:
+    # Ollama was down when the index was built; the notice told the user to start it. Once it
+    # is up, the next open must use it, not stay lexical-only until a manual --rebuild.
+    memory = small_memory(write_incidents, incident)
+    data = tmp_path / "data"
+    MemoryIndex(data, OllamaEmbedder(refused_host(), "nomic-embed-text")).open(memory)
+
+    index = MemoryIndex(data, OllamaEmbedder(fake_ollama.host, "nomic-embed-text"))
+    notices = index.open(memory)
+    assert index.has_vectors, notices
+    assert not any("not reachable" in n for n in notices), notices
+    assert recall(index, "widget queue stopped draining").mode == "hybrid"
+
+
 def test_missing_embedding_model_builds_lexical_only_and_says_how_to_fix(
         tmp_path: Path, fake_ollama: FakeOllama, write_incidents, incident) -> None:
     memory = small_memory(write_incidents, incident)

@@ -20,6 +20,9 @@ from store.terms import terms
 TABLE = "actions"
 SCHEMA_VERSION = 1
 META_FILE = "meta.json"
+# Single-incident saves each add a fragment; past this many, compact (plain optimize(): it is
+# safe beside readers, unlike cleanup_older_than=0 or delete_unverified).
+COMPACT_AFTER_FRAGMENTS = 16
 ROW_COLUMNS = ["row_id", "incident_id", "action_id", "local_action_id", "position", "service",
                "outcome", "started_at", "kind", "confirmed", "title", "symptoms", "root_cause",
                "action", "explanation", "text"]
@@ -163,7 +166,7 @@ class MemoryIndex:
                 document_frequency=dict(document_frequency(memory.incidents)),
                 built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             )
-            (staging / META_FILE).write_text(meta.model_dump_json(), encoding="utf-8")
+            _write_meta(staging, meta)
             old = self.index_dir.with_name(f".index-old-{os.getpid()}")
             if self.index_dir.exists():
                 os.replace(self.index_dir, old)
@@ -175,6 +178,36 @@ class MemoryIndex:
         self._table = self._connect().open_table(TABLE)
         return [f"index built: {len(memory.incidents)} incidents, {len(rows)} actions"
                 + (", with vectors" if vectors else ", lexical only")]
+
+    def update_incident(self, memory: LoadedMemory, incident_id: str) -> list[str]:
+        """Replace one incident's rows (batched), compacting when fragments pile up.
+
+        ``memory`` is the whole memory after the change; only this incident's rows are written.
+        """
+        if self._table is None or self.meta is None or self.meta.rows == 0:
+            return self.build(memory)
+        incident = next(i for i in memory.incidents if i.id == incident_id)
+        rows = incident_rows(incident)
+        vectors, embed_error = self._embed_rows(rows)
+        if self.has_vectors and vectors is None and rows:
+            return self.build(memory)
+        quoted = incident_id.replace("'", "''")
+        self._table.delete(f"incident_id = '{quoted}'")
+        if rows:
+            self._table.add(_arrow_rows(rows, vectors if self.has_vectors else None))
+        notices: list[str] = []
+        if self._table.stats()["fragment_stats"]["num_fragments"] > COMPACT_AFTER_FRAGMENTS:
+            self._table.optimize()
+            notices.append("index compacted")
+        self._memory = memory
+        self.meta = self.meta.model_copy(update={
+            "source_hash": memory.source_hash, "incidents": len(memory.incidents),
+            "rows": memory.action_count,
+            "document_frequency": dict(document_frequency(memory.incidents)),
+            "embed_error": embed_error or self.meta.embed_error,
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds")})
+        _write_meta(self.index_dir, self.meta)
+        return notices
 
     def _embed_rows(self, rows: list[dict[str, Any]]) -> tuple[list[list[float]] | None, str | None]:
         if not self.embedder or not rows:
@@ -237,12 +270,14 @@ class MemoryIndex:
                            .select(columns).limit(100_000).to_list())
 
 
-def _create_table(directory: Path, rows: list[dict[str, Any]],
-                  vectors: list[list[float]] | None) -> Any:
-    import pyarrow as pa
+def _write_meta(directory: Path, meta: IndexMeta) -> None:
+    temp = directory / f".{META_FILE}.tmp"
+    temp.write_text(meta.model_dump_json(), encoding="utf-8")
+    os.replace(temp, directory / META_FILE)
 
-    lancedb = _lancedb()
-    from lancedb.index import FTS
+
+def _arrow_rows(rows: list[dict[str, Any]], vectors: list[list[float]] | None) -> Any:
+    import pyarrow as pa
 
     fields = [pa.field(name, pa.string()) for name in ROW_COLUMNS]
     fields[ROW_COLUMNS.index("position")] = pa.field("position", pa.int32())
@@ -251,8 +286,15 @@ def _create_table(directory: Path, rows: list[dict[str, Any]],
     if vectors:
         fields.append(pa.field("vector", pa.list_(pa.float32(), len(vectors[0]))))
         columns["vector"] = vectors
-    schema = pa.schema(fields)
-    data = pa.Table.from_pydict(columns, schema=schema)
+    return pa.Table.from_pydict(columns, schema=pa.schema(fields))
+
+
+def _create_table(directory: Path, rows: list[dict[str, Any]],
+                  vectors: list[list[float]] | None) -> Any:
+    lancedb = _lancedb()
+    from lancedb.index import FTS
+
+    data = _arrow_rows(rows, vectors)
     table = lancedb.connect(str(directory)).create_table(TABLE, data=data, mode="overwrite")
     if rows:
         table.create_index("text", config=FTS())

@@ -17,6 +17,8 @@ from console.engine.steer import run_model
 from store.embedder import Embedder, OllamaEmbedder
 from store.index import MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
+from store.models import Incident
+from store.writer import file_sha256, redact_incident, save_incident
 from store.recall import Recall, recall
 
 
@@ -37,6 +39,16 @@ def _short_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+@dataclass(frozen=True)
+class SaveResult:
+    """Where an incident was saved, what was redacted from it, and the memory after."""
+
+    path: str
+    incident: Incident
+    redacted: tuple[str, ...]
+    status: MemoryStatus
+
+
 class TriageEngine:
     """Owns the loaded memory and its index; every method is safe to call from a worker."""
 
@@ -45,6 +57,7 @@ class TriageEngine:
         self.memory: LoadedMemory | None = None
         self.index: MemoryIndex | None = None
         self.notices: list[str] = []
+        self.loaded_sha256: str | None = None
 
     def embedder(self) -> Embedder | None:
         if self.settings.offline or not self.settings.embed_model:
@@ -90,6 +103,7 @@ class TriageEngine:
 
     def load(self, rebuild: bool = False) -> MemoryStatus:
         """Load the memory and bring its index up to date (rebuilding when stale)."""
+        self.loaded_sha256 = file_sha256(self.settings.incidents_path)
         memory = load_incidents(self.settings.incidents_path)
         index = MemoryIndex(self.settings.data_dir, self.embedder())
         before = freshness(index.index_dir, memory.source_hash, index.embedder_id)
@@ -97,6 +111,37 @@ class TriageEngine:
         self.memory, self.index = memory, index
         return self._status(memory, "fresh" if before == "fresh" and not rebuild else
                             "fresh (rebuilt)")
+
+    def known_services(self) -> list[str]:
+        return self.memory.services if self.memory else []
+
+    def suggest_incident_id(self) -> str:
+        """The next free ``INC-<n>`` after the highest number in memory."""
+        numbers = [int("".join(ch for ch in i.id if ch.isdigit()) or 0)
+                   for i in (self.memory.incidents if self.memory else [])]
+        return f"INC-{max(numbers, default=1000) + 1}"
+
+    def incident(self, incident_id: str) -> Incident | None:
+        if self.memory is None:
+            return None
+        return next((i for i in self.memory.incidents if i.id == incident_id), None)
+
+    def save_incident(self, incident: Incident) -> SaveResult:
+        """Redact, save into the incidents file (append or replace its block), update the index.
+
+        Raises store.writer.SaveRefused (nothing written) when the file changed on disk since
+        it was loaded, or when the result would not re-read exactly as intended.
+        """
+        if self.memory is None or self.index is None:
+            self.load()
+        assert self.index is not None
+        cleaned, redacted = redact_incident(incident)
+        path = save_incident(self.settings.incidents_path, cleaned, self.loaded_sha256)
+        self.loaded_sha256 = file_sha256(self.settings.incidents_path)
+        memory = load_incidents(self.settings.incidents_path)
+        self.notices = self.index.update_incident(memory, cleaned.id)
+        self.memory = memory
+        return SaveResult(str(path), cleaned, tuple(redacted), self._status(memory, "fresh"))
 
     def _status(self, memory: LoadedMemory, index_state: str) -> MemoryStatus:
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),

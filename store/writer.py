@@ -1,0 +1,213 @@
+"""Saving an incident into the team's file without losing a byte of what is already there.
+
+Every save writes a temporary file in the same directory, fsyncs it, re-parses it and checks
+that the old incidents are unchanged and the new one is as given, then renames it over the
+original (atomic on POSIX) and fsyncs the directory. A file that changed on disk since it was
+loaded is never overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import textwrap
+from pathlib import Path
+
+import yaml
+
+from store.loader import IncidentFileError, load_incidents, parse_incidents_text
+from store.models import Incident
+from store.redact import redact
+
+# Fault-injection points for the crash test (tests/store/test_writer_crash.py): when
+# TRIAGE_CRASH_AT names a step, the process SIGKILLs itself there. Unset in normal use.
+_CRASH_ENV = "TRIAGE_CRASH_AT"
+
+
+def _checkpoint(step: str) -> None:
+    if os.environ.get(_CRASH_ENV) == step:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class SaveRefused(Exception):
+    """The save was refused; nothing was written. ``reasons`` say why and what to do."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+class FileChangedOnDisk(SaveRefused):
+    """Someone else edited the file since it was loaded: reload before saving."""
+
+
+def file_sha256(path: Path) -> str | None:
+    """Hash of a file's bytes (or of a directory's *.yaml files), None if it does not exist."""
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for child in sorted(path.glob("*.y*ml")):
+            digest.update(child.name.encode() + b"\0" + child.read_bytes() + b"\0")
+        return digest.hexdigest()
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def redact_incident(incident: Incident) -> tuple[Incident, list[str]]:
+    """The incident with secrets replaced in every free-text field, and what was found where."""
+    found: list[str] = []
+
+    def clean(text: str | None, where: str) -> str | None:
+        if text is None:
+            return None
+        result = redact(text)
+        found.extend(f"{kind} in {where}" for kind in result.found)
+        return result.text
+
+    actions = [a.model_copy(update={"action": clean(a.action, f"action {a.id}"),
+                                    "explanation": clean(a.explanation, f"explanation {a.id}")})
+               for a in incident.actions]
+    cleaned = incident.model_copy(update={
+        "title": clean(incident.title, "title"), "symptoms": clean(incident.symptoms, "symptoms"),
+        "root_cause": clean(incident.root_cause, "root cause"), "actions": actions})
+    return Incident.model_validate(cleaned.model_dump()), found
+
+
+def _scalar(value: object) -> str:
+    """A YAML scalar exactly as safe_dump would quote it, on one line."""
+    dumped = yaml.safe_dump(value, default_flow_style=True, width=10**9, allow_unicode=True)
+    return dumped.removesuffix("\n...\n").removesuffix("\n")
+
+
+def _text_field(key: str, text: str, indent: str) -> list[str]:
+    """Long prose as a folded block (as people write it), when folding is exact."""
+    if len(text) <= 80 or "\n" in text or "  " in text or text != text.strip():
+        return [f"{indent}{key}: {_scalar(text)}"]
+    wrapped = textwrap.wrap(text, width=88, break_long_words=False, break_on_hyphens=False)
+    return [f"{indent}{key}: >-", *(f"{indent}  {line}" for line in wrapped)]
+
+
+def incident_block(incident: Incident) -> str:
+    """One incident as a YAML list item in the house layout, ready to append."""
+    lines = [f"- id: {_scalar(incident.id)}"]
+    if incident.title:
+        lines.append(f"  title: {_scalar(incident.title)}")
+    lines.append(f"  service: {_scalar(incident.service)}")
+    if incident.started_at:
+        lines.append(f"  started_at: {incident.started_at.isoformat().replace('+00:00', 'Z')}")
+    if incident.severity:
+        lines.append(f"  severity: {_scalar(incident.severity)}")
+    lines += _text_field("symptoms", incident.symptoms, "  ")
+    if incident.root_cause:
+        lines += _text_field("root_cause", incident.root_cause, "  ")
+    if incident.tags:
+        lines.append(f"  tags: [{', '.join(_scalar(t) for t in incident.tags)}]")
+    lines.append("  actions:" if incident.actions else "  actions: []")
+    for action in incident.actions:
+        lines.append(f"    - id: {_scalar(action.id)}")
+        lines.append(f"      action: {_scalar(action.action)}")
+        lines.append(f"      outcome: {action.outcome.value}")
+        if action.kind:
+            lines.append(f"      kind: {_scalar(action.kind)}")
+        if action.confirmed is not None:
+            lines.append(f"      confirmed: {'true' if action.confirmed else 'false'}")
+        lines.append(f"      explanation: {_scalar(action.explanation)}")
+    return "\n".join(lines) + "\n"
+
+
+def _check(new_text: str, name: str, expected: list[Incident]) -> None:
+    try:
+        parsed = parse_incidents_text(new_text, name)
+    except IncidentFileError as exc:
+        raise SaveRefused([f"the file would not be valid after saving: {p}" for p in exc.problems])
+    if [i.model_dump() for i in parsed] != [i.model_dump() for i in expected]:
+        raise SaveRefused(["the re-read file does not match what was meant to be saved; "
+                           "nothing was written"])
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    directory = path.parent
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        data = text.encode("utf-8")
+        _checkpoint("created")
+        with os.fdopen(handle, "wb") as temp:
+            half = len(data) // 2
+            temp.write(data[:half])
+            temp.flush()
+            _checkpoint("half-written")
+            temp.write(data[half:])
+            temp.flush()
+            os.fsync(temp.fileno())
+        _checkpoint("synced")
+        if path.exists():
+            os.chmod(temp_name, path.stat().st_mode & 0o7777)
+        os.replace(temp_name, path)
+        _checkpoint("renamed")
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except BaseException:
+        if os.path.exists(temp_name):
+            os.unlink(temp_name)
+        raise
+
+
+def _refuse_if_changed(target: Path, expected_sha256: str | None) -> None:
+    if expected_sha256 is not None and file_sha256(target) != expected_sha256:
+        raise FileChangedOnDisk([f"{target} changed on disk since it was loaded (someone else "
+                                 "edited it) — reload, then save again; nothing was written"])
+
+
+def save_incident(target: Path, incident: Incident, expected_sha256: str | None) -> Path:
+    """Append a new incident, or replace the block of an existing one with the same id.
+
+    Returns the file written. Raises SaveRefused (nothing written) on any doubt.
+    """
+    _refuse_if_changed(target, expected_sha256)
+    memory = load_incidents(target)
+    origin = memory.origin.get(incident.id)
+    if origin is None:
+        file = target / f"{incident.id}.yaml" if target.is_dir() else target
+        old_text = file.read_text(encoding="utf-8") if file.exists() else ""
+        separator = "" if not old_text or old_text.endswith("\n\n") else (
+            "\n" if old_text.endswith("\n") else "\n\n")
+        new_text = old_text + separator + incident_block(incident)
+        old_in_file = [i for i in memory.incidents if memory.origin[i.id][0] == str(file)]
+        expected = [*old_in_file, incident]
+    else:
+        file = Path(origin[0])
+        old_text = file.read_text(encoding="utf-8")
+        new_text = _replace_block(old_text, incident)
+        expected = [incident if i.id == incident.id else i for i in memory.incidents
+                    if memory.origin[i.id][0] == str(file)]
+    _check(new_text, str(file), expected)
+    _refuse_if_changed(target, expected_sha256)
+    _atomic_write(file, new_text)
+    return file
+
+
+def _replace_block(text: str, incident: Incident) -> str:
+    """Replace only the lines of ``incident``'s list item; everything else stays as it was."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert isinstance(root, yaml.SequenceNode)
+    lines = text.splitlines(keepends=True)
+    for position, node in enumerate(root.value):
+        ids = [v.value for k, v in node.value if k.value == "id"] if isinstance(
+            node, yaml.MappingNode) else []
+        if ids != [incident.id]:
+            continue
+        start = node.start_mark.line
+        end = (root.value[position + 1].start_mark.line if position + 1 < len(root.value)
+               else len(lines))
+        while end > start + 1 and (not lines[end - 1].strip()
+                                   or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        return "".join(lines[:start]) + incident_block(incident) + "".join(lines[end:])
+    raise SaveRefused([f"incident {incident.id} is not in the file"])

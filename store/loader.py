@@ -130,8 +130,8 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident
                                 "is not allowed in YAML text"))
         return []
     except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        problems.append(Problem(name, line, "", f"not valid YAML: {exc.problem or exc}"))
+        mark_line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        problems.append(Problem(name, mark_line, "", f"not valid YAML: {exc.problem or exc}"))
         return []
     except yaml.YAMLError as exc:
         problems.append(Problem(name, None, "", f"not valid YAML: {exc}"))

@@ -123,7 +123,8 @@ def _check(new_text: str, name: str, expected: list[Incident]) -> None:
     try:
         parsed = parse_incidents_text(new_text, name)
     except IncidentFileError as exc:
-        raise SaveRefused([f"the file would not be valid after saving: {p}" for p in exc.problems])
+        raise SaveRefused([f"the file would not be valid after saving: {p}"
+                           for p in exc.problems]) from exc
     if [i.model_dump() for i in parsed] != [i.model_dump() for i in expected]:
         raise SaveRefused(["the re-read file does not match what was meant to be saved; "
                            "nothing was written"])

@@ -18,8 +18,8 @@ from store.embedder import Embedder, OllamaEmbedder
 from store.index import MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
 from store.models import Incident
-from store.writer import file_sha256, redact_incident, save_incident
 from store.recall import Recall, recall
+from store.writer import file_sha256, redact_incident, save_incident
 
 
 @dataclass(frozen=True)

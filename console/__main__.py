@@ -20,6 +20,11 @@ def _parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="bring the index up to date with the incidents")
     index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
     commands.add_parser("check", help="validate the incidents file; list every problem")
+    add = commands.add_parser("add", help="validate incidents in FILE and append them to the "
+                              "incidents file, keeping every byte already there")
+    add.add_argument("file", help="a YAML list of incidents (same schema as incidents.yaml)")
+    add.add_argument("--replace", action="store_true",
+                     help="replace incidents whose id already exists (only their block)")
     commands.add_parser("doctor", help="is Ollama reachable, are the models pulled, is the "
                         "index fresh? — with the command that fixes each")
     return parser
@@ -42,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from console import commands
 
     handler = {"brief": commands.brief, "index": commands.index, "check": commands.check,
-               "doctor": commands.doctor}
+               "doctor": commands.doctor, "add": commands.add}
     try:
         return handler[args.command](settings, args)
     except KeyboardInterrupt:

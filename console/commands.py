@@ -130,3 +130,39 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
         if model:
             report(model in names, f"{role} {model} pulled", f"ollama pull {model}")
     return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+def add(settings: Settings, args: argparse.Namespace) -> int:
+    """Validate incidents from FILE and append them (or replace same-id blocks), one by one."""
+    from store.loader import parse_incidents_text
+    from store.writer import SaveRefused
+
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _fail(f"cannot read {path}: {exc}")
+    try:
+        incidents = parse_incidents_text(text, str(path))
+    except IncidentFileError as exc:
+        return _incident_problems(exc)
+    if not incidents:
+        return _fail(f"{path} holds no incidents")
+    engine = TriageEngine(settings)
+    try:
+        engine.load()
+        for incident in incidents:
+            if engine.incident(incident.id) is not None and not args.replace:
+                return _fail(f"{incident.id} is already in {settings.incidents_path} — pass "
+                             "--replace to replace its block")
+        for incident in incidents:
+            result = engine.save_incident(incident)
+            redacted = f" (redacted: {', '.join(result.redacted)})" if result.redacted else ""
+            print(f"saved {incident.id} to {result.path}{redacted}")
+    except IncidentFileError as exc:
+        return _incident_problems(exc)
+    except SaveRefused as exc:
+        return _fail("save refused, nothing written: " + "; ".join(exc.reasons))
+    print(f"memory: {result.status.incidents} incidents, {result.status.actions} actions; "
+          "index updated")
+    return EXIT_OK

@@ -18,7 +18,7 @@ from store.models import Incident
 from store.terms import terms
 
 TABLE = "actions"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # bump when row text or term rules change
 META_FILE = "meta.json"
 # Single-incident saves each add a fragment; past this many, compact (plain optimize(): it is
 # safe beside readers, unlike cleanup_older_than=0 or delete_unverified).
@@ -144,6 +144,9 @@ class MemoryIndex:
                 state = "stale"
         elif state == "missing" and self.index_dir.exists():
             notices.append("index incomplete or unreadable; rebuilt from the incidents file")
+        if state == "fresh" and self._vectors_missing() and self._embedder_answers():
+            notices.append("the embedder is reachable again; index rebuilt with vectors")
+            state = "stale"
         if state != "fresh":
             notices.extend(self.build(memory))
         if self.meta and self.meta.embed_error:
@@ -178,6 +181,18 @@ class MemoryIndex:
         self._table = self._connect().open_table(TABLE)
         return [f"index built: {len(memory.incidents)} incidents, {len(rows)} actions"
                 + (", with vectors" if vectors else ", lexical only")]
+
+    def _vectors_missing(self) -> bool:
+        return bool(self.embedder and self.meta and self.meta.embed_error and not self.has_vectors)
+
+    def _embedder_answers(self) -> bool:
+        """One tiny embed call: is it worth rebuilding with vectors now?"""
+        assert self.embedder is not None
+        try:
+            self.embedder.embed(["probe"])
+        except EmbedderUnavailable:
+            return False
+        return True
 
     def update_incident(self, memory: LoadedMemory, incident_id: str) -> list[str]:
         """Replace one incident's rows (batched), compacting when fragments pile up.

@@ -12,6 +12,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S)),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{12,}")),
+    ("basic-auth", re.compile(r"(?i)(?<=\bbasic )[A-Za-z0-9+/]{8,}={0,2}")),
     ("url-password", re.compile(r"(?<=://)([^/\s:@]*):([^/\s@]+)(?=@)")),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
     ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
@@ -19,7 +20,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("api-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b")),
     ("secret-value", re.compile(
         r"(?i)(?<![A-Za-z0-9])(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|"
-        r"auth[_-]?token|token|client[_-]?secret)\s*[=:]\s*[\"']?(?!\[REDACTED)(?P<value>[^\s\"',;&]{6,})")),
+        r"auth[_-]?token|token|client[_-]?secret|secret[_-]?key|private[_-]?key)\s*[=:]\s*[\"']?(?!\[REDACTED)(?P<value>[^\s\"',;&]{6,})")),
 ]
 
 

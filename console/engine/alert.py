@@ -87,9 +87,9 @@ def _alertmanager(payload: Any) -> Alert:
         service = labels.get("service") or labels.get("job") or labels.get("app")
         if service:
             services.append(service)
+        # Status ("firing") is not a symptom: searching for it would dilute recall.
         parts = [labels.get("alertname", ""), f"service {service}" if service else "",
-                 annotations.get("summary", ""), annotations.get("description", ""),
-                 f"status {item.get('status')}" if item.get("status") else ""]
+                 annotations.get("summary", ""), annotations.get("description", "")]
         line = " — ".join(p for p in parts if p)
         if line and line not in lines:
             lines.append(line)

@@ -49,9 +49,11 @@ class CitationIndex:
 
     def action(self, incident_raw: str, action_raw: str) -> RecalledAction | None:
         """The recalled action cited by an (incident id, action id) pair, in any spelling."""
-        incident_part, _, local = action_raw.replace("#", "/").rpartition("/")
-        incident = self.incident(incident_part) if incident_part else None
-        incident = incident or self.incident(incident_raw)
+        cleaned = unicodedata.normalize("NFKC", action_raw).strip().strip("\"'`“”‘’ ").lstrip("#")
+        incident_part, _, local = cleaned.replace("#", "/").rpartition("/")
+        # An action id that names its own incident must name a recalled one: never fall back
+        # to the separate incident_id field (that would launder a fabricated citation).
+        incident = self.incident(incident_part) if incident_part else self.incident(incident_raw)
         if incident is None:
             return None
         local_canonical = _canonical(local or action_raw)

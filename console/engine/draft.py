@@ -55,8 +55,16 @@ def extract_json(raw: str) -> Any:
     if len(raw) > MAX_ANSWER_CHARS:
         raise DraftRejected("oversized", f"answer is {len(raw):,} characters "
                             f"(limit {MAX_ANSWER_CHARS:,})")
-    candidates = [raw.strip()]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(raw)]
+    try:
+        whole = json.loads(raw.strip())
+    except ValueError:
+        whole = None
+    else:
+        if not isinstance(whole, dict):
+            raise DraftRejected("wrong_shape", f"answer is a JSON {type(whole).__name__}, not the "
+                                "object the schema asks for")
+        return whole
+    candidates = [m.group(1).strip() for m in _FENCE.finditer(raw)]
     start, end = raw.find("{"), raw.rfind("}")
     if start != -1 and end > start:
         candidates.append(raw[start:end + 1])

@@ -548,7 +548,7 @@ CASES: list[Case] = [
          _rejected("oversized")),
     Case("json_array_of_draft", json.dumps([draft_obj([rec(K_FIX_TEXT, *K5)], confidence=100)]),
          _rejected(("unparseable", "wrong_shape"))),
-    Case("json_array_empty", "[]", _rejected("unparseable")),
+    Case("json_array_empty", "[]", _rejected("wrong_shape")),
     Case("summary_missing", k_good(90, summary=_UNSET), _rejected("missing_summary")),
     Case("summary_blank", k_good(90, summary="   "), _rejected("missing_summary")),
     Case("summary_not_text", k_good(90, summary=["cache", "drift"]), _rejected("missing_summary")),

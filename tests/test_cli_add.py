@@ -1,0 +1,66 @@
+"""`triage add FILE.yaml`: validates, appends keeping every byte, and the next brief sees it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+NEW = """\
+- id: INC-3001
+  service: ledger-service
+  symptoms: ledger totals drift between shards after failover
+  actions:
+    - id: A1
+      action: Replayed the shard journal on every shard
+      outcome: WORSENED
+      explanation: Replay doubled entries on the primary
+    - id: A2
+      action: Reconciled from the audit stream
+      outcome: RESOLVED
+      explanation: The audit stream is authoritative
+"""
+
+
+def triage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "console", *args], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_add_appends_and_the_next_briefing_cites_it(tmp_path: Path) -> None:
+    incidents = tmp_path / "incidents.yaml"
+    shutil.copy(REPO / "incidents.yaml", incidents)
+    original = incidents.read_bytes()
+    new_file = tmp_path / "new.yaml"
+    new_file.write_text(NEW)
+    env = {**os.environ, "TRIAGE_INCIDENTS": str(incidents),
+           "TRIAGE_DATA_DIR": str(tmp_path / "data")}
+    added = triage("add", str(new_file), env=env)
+    assert added.returncode == 0, added.stderr
+    assert incidents.read_bytes().startswith(original)
+    again = triage("add", str(new_file), env=env)
+    assert again.returncode == 2 and "already in" in again.stderr
+    brief = triage("brief", "ledger totals drift between shards", "--json", env=env)
+    out = json.loads(brief.stdout)
+    assert [w["action_id"] for w in out["warnings"]] == ["INC-3001/A1"]
+    assert out["recommendations"][0]["evidence"][0]["action_id"] == "INC-3001/A2"
+    assert out["search"]["notices"] == []  # the index followed incrementally, no rebuild notice
+
+
+def test_add_rejects_an_invalid_file_and_writes_nothing(tmp_path: Path) -> None:
+    incidents = tmp_path / "incidents.yaml"
+    shutil.copy(REPO / "incidents.yaml", incidents)
+    original = incidents.read_bytes()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(NEW.replace("outcome: RESOLVED", "outcome: FIXED"))
+    env = {**os.environ, "TRIAGE_INCIDENTS": str(incidents),
+           "TRIAGE_DATA_DIR": str(tmp_path / "data")}
+    result = triage("add", str(bad), env=env)
+    assert result.returncode == 2
+    assert f"{bad}:11" in result.stderr and "FIXED" in result.stderr
+    assert incidents.read_bytes() == original

@@ -23,8 +23,23 @@ Keys
   Enter       brief the alert (in the alert box) / open a record (in Recalled)
   F2 / F3 / F4  focus alert / briefing / recalled memory   (Tab also cycles)
   F5          reload the incidents file and bring the index up to date
+  Ctrl+R      record a postmortem (symptoms and service start from the alert box)
+  e           edit the incident of the highlighted record (in Recalled)
   Ctrl+P      command palette: every action by name
   F1          this help          Esc  close a dialog          Ctrl+Q  quit
+
+Postmortem form (Ctrl+R)
+  Tab / Shift+Tab  next / previous field     Enter  next field     →  accept suggestion
+  Outcome     r / m / n / w pick RESOLVED / MITIGATED / NO_EFFECT / WORSENED;
+              or Enter opens the list (↑/↓ or a letter, then Enter)
+  confirmed   Space toggles; clear it when the explanation is only suspected
+  Ctrl+N      add an action row after the focused one
+  Ctrl+D      remove the focused action row (Ctrl+Z brings it back)
+  Alt+↑ / Alt+↓   move the focused action row (Ctrl+↑ / Ctrl+↓ also work)
+  Ctrl+S      check and save: problems are listed under each field and at the bottom;
+              secrets are redacted before anything is written
+  Ctrl+L      reload the memory (after someone else edited the file); the form is kept
+  Esc         back without saving (press twice if the form has changes)
 """
 
 
@@ -32,7 +47,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", tooltip="Close help", id="help-close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96; height: auto; max-height: 90%;
+    HelpScreen > VerticalScroll { width: 100; height: auto; max-height: 90%;
         border: thick $accent; background: $surface; padding: 1 2; }
     """
 

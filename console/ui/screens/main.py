@@ -7,12 +7,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from console.engine.alert import AlertError, parse_alert
 from console.engine.briefing import RecalledRecord
-from console.engine.engine import MemoryStatus, TriageEngine
+from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.engine.model_client import Progress
 from console.ui.messages import (
     BriefingFailed,
@@ -23,6 +24,7 @@ from console.ui.messages import (
     ModelState,
     RecallReady,
 )
+from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.screens.record import RecordScreen
 from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
@@ -42,6 +44,12 @@ class MainScreen(Screen[None]):
                 id="focus-recalled"),
         Binding("f5", "reload_memory", "Reload", tooltip="Re-read the incidents file",
                 id="reload-memory"),
+        Binding("ctrl+r", "record_postmortem", "Record postmortem",
+                tooltip="Record a postmortem; symptoms and service start from the alert",
+                id="record-postmortem"),
+        Binding("e", "edit_incident", "Edit incident",
+                tooltip="Edit the incident of the highlighted recalled record",
+                id="edit-incident"),
     ]
 
     def __init__(self, engine: TriageEngine) -> None:
@@ -104,6 +112,7 @@ class MainScreen(Screen[None]):
     # --- handlers own every state change -----------------------------------------------
 
     def on_memory_loaded(self, message: MemoryLoaded) -> None:
+        self._tell_postmortem(MemoryLoaded(message.status))
         self.status = message.status
         self._show_status()
         for notice in message.status.notices:
@@ -131,6 +140,7 @@ class MainScreen(Screen[None]):
             "and confidence figure has been checked against the memory.")
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
+        self._tell_postmortem(MemoryFailed(message.title, list(message.problems)))
         self.query_one(StatusLine).show_problem(message.title + " — fix it, then F5 to reload")
         text = Text(f"The memory cannot be loaded: {message.title}\n\n", style="bold red")
         for line in message.problems:
@@ -169,7 +179,57 @@ class MainScreen(Screen[None]):
     def open_record(self, event: RecalledSidebar.Opened) -> None:
         self.app.push_screen(RecordScreen(event.record))
 
+    def _tell_postmortem(self, message: Message) -> None:
+        """An open postmortem form reacts to reloads (it keeps what was typed)."""
+        for screen in self.app.screen_stack:
+            if isinstance(screen, PostmortemScreen):
+                screen.post_message(message)
+
+    def _postmortem_closed(self, result: SaveResult | None) -> None:
+        if result is not None:
+            self.status = result.status
+            self._show_status(f"saved {result.incident.id}")
+
+    def _open_postmortem(self, screen: PostmortemScreen) -> None:
+        if self.engine.memory is None:
+            self.notify("The memory is not loaded yet (or the incidents file has problems — see "
+                        "the briefing pane). Press F5 to reload, then try again.",
+                        title="Postmortem", severity="warning", timeout=6)
+            return
+        self.app.push_screen(screen, self._postmortem_closed)
+
     # --- key actions ------------------------------------------------------------------
+
+    def action_record_postmortem(self) -> None:
+        alert_text = self.query_one("#alert-input", Input).value
+        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
+                                               reload_memory=self.action_reload_memory))
+
+    def action_edit_incident(self) -> None:
+        record = self._highlighted_record()
+        if record is None:
+            return
+        incident = self.engine.incident(record.incident_id)
+        if incident is None:
+            self.notify(f"{record.incident_id} is no longer in memory (reloaded since?). Brief "
+                        "again and pick another record.", title="Edit incident", timeout=6,
+                        markup=False)
+            return
+        self._open_postmortem(PostmortemScreen(self.engine, editing=incident,
+                                               reload_memory=self.action_reload_memory))
+
+    def _highlighted_record(self) -> RecalledRecord | None:
+        sidebars = self.query(RecalledSidebar)
+        sidebar = sidebars.first() if sidebars else None
+        if sidebar is None or self.focused is not sidebar or sidebar.highlighted is None \
+                or sidebar.highlighted >= len(sidebar.records):
+            return None
+        return sidebar.records[sidebar.highlighted]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit_incident":
+            return self._highlighted_record() is not None
+        return True
 
     def action_focus_alert(self) -> None:
         self.query_one("#alert-input", Input).focus()

@@ -1,0 +1,324 @@
+"""Record a postmortem (or edit a stored incident) by keys; the save runs in a worker."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import Worker, WorkerState
+
+from console.engine.alert import AlertError, parse_alert
+from console.engine.engine import SaveResult, TriageEngine
+from console.ui.messages import MemoryFailed, MemoryLoaded
+from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
+from store.loader import IncidentFileError
+from store.models import Incident
+from store.writer import FileChangedOnDisk, SaveRefused
+
+DISCARD_WINDOW = 4.0  # seconds in which a second Esc discards a changed form
+
+
+def service_in_alert(alert_text: str, services: list[str]) -> str | None:
+    """The longest known service the alert names (any case; '-', '_' and ' ' count alike)."""
+    found = []
+    for service in services:
+        parts = [re.escape(p) for p in re.split(r"[-_ ]+", service) if p]
+        if parts and re.search(r"(?<![\w-])" + r"[-_ ]".join(parts) + r"(?![\w-])", alert_text,
+                               re.IGNORECASE):
+            found.append(service)
+    return max(found, key=len, default=None)
+
+
+def prefill_from_alert(raw_alert: str, services: list[str]) -> tuple[str, str]:
+    """Symptoms and service for a postmortem started from the alert on the main screen."""
+    try:
+        alert = parse_alert(raw_alert)
+    except AlertError:
+        return " ".join(raw_alert.split()), ""
+    symptoms = " ".join(alert.text.split())
+    if alert.service and alert.service in services:
+        return symptoms, alert.service
+    return symptoms, service_in_alert(alert.text, services) or ""
+
+
+class PostmortemScreen(Screen[SaveResult | None]):
+    """Incident fields and action rows; ctrl+s checks and saves, Esc goes back."""
+
+    # Priority: these work from any field. Inside an action row ctrl+d removes the row;
+    # elsewhere check_action lets it through to the input (delete right).
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", tooltip="Check the form and save it to the incidents "
+                "file", id="postmortem-save", priority=True),
+        Binding("ctrl+n", "add_action", "Add action", tooltip="Add an action row after the "
+                "focused one", id="postmortem-add-action", priority=True),
+        Binding("ctrl+d", "remove_action", "Remove action", tooltip="Remove the focused action "
+                "row (ctrl+z brings it back)", id="postmortem-remove-action", priority=True),
+        Binding("alt+up,ctrl+up", "move_action(-1)", "Move action", key_display="alt+↑↓",
+                tooltip="Move the focused action row up (alt+↓ moves it down)",
+                id="postmortem-move-up"),
+        Binding("alt+down,ctrl+down", "move_action(1)", "Move down", show=False,
+                tooltip="Move the focused action row down", id="postmortem-move-down"),
+        Binding("ctrl+z", "restore_action", "Restore action", show=False,
+                tooltip="Bring back the last removed action row", id="postmortem-restore"),
+        Binding("ctrl+l", "reload", "Reload", tooltip="Re-read the incidents file "
+                "(after someone else edited it); the form is kept", id="postmortem-reload"),
+        Binding("escape", "cancel", "Cancel", tooltip="Back to the console without saving "
+                "(twice if the form has changes)", id="postmortem-cancel"),
+    ]
+    DEFAULT_CSS = """
+    PostmortemScreen #pm-heading { height: auto; padding: 0 1; background: $panel; }
+    PostmortemScreen #pm-problems { display: none; height: auto; max-height: 12;
+        padding: 0 1; border-top: heavy $error; background: $error 10%; }
+    PostmortemScreen #pm-problems.-notice { border-top: heavy $accent; background: $boost; }
+    PostmortemScreen #pm-problems.-shown { display: block; }
+    """
+
+    @dataclass
+    class Saved(Message):
+        result: SaveResult
+
+    @dataclass
+    class Refused(Message):
+        reasons: list[str]
+        changed_on_disk: bool
+
+    def __init__(self, engine: TriageEngine, *, alert_text: str = "",
+                 editing: Incident | None = None,
+                 reload_memory: Callable[[], object] | None = None) -> None:
+        super().__init__()
+        self.engine = engine
+        self.editing = editing
+        self.reload_memory = reload_memory
+        self.prefilled: list[str] = []
+        self.initial = self._initial_values(alert_text)
+        self.saving = False
+        self.reloading = False
+        self.left_out = 0  # empty action rows the last save left out
+        self.removed: list[tuple[int, dict[str, object]]] = []
+        self._clean_snapshot: object = None
+        self._escape_at = 0.0
+
+    def _initial_values(self, alert_text: str) -> dict[str, str]:
+        incident = self.editing
+        if incident is not None:
+            started = (incident.started_at.isoformat().replace("+00:00", "Z")
+                       if incident.started_at else "")
+            return {"id": incident.id, "title": incident.title or "", "service": incident.service,
+                    "started_at": started, "severity": incident.severity or "",
+                    "symptoms": incident.symptoms, "root_cause": incident.root_cause or "",
+                    "tags": ", ".join(incident.tags)}
+        values = dict.fromkeys(INCIDENT_FIELDS, "")
+        values["id"] = self.engine.suggest_incident_id()
+        if alert_text.strip():
+            services = self.engine.known_services()
+            values["symptoms"], values["service"] = prefill_from_alert(alert_text, services)
+            self.prefilled = ["symptoms"] + ([f"service ({values['service']})"]
+                                             if values["service"] else [])
+        return values
+
+    def compose(self) -> ComposeResult:
+        memory = self.engine.memory
+        kinds = sorted({a.kind for i in (memory.incidents if memory else []) for a in i.actions
+                        if a.kind})
+        yield Static(self._heading(), markup=False, id="pm-heading")
+        yield PostmortemForm(self.initial, actions=self.editing.actions if self.editing else None,
+                             id_locked=self.editing is not None,
+                             services=self.engine.known_services(), kinds=kinds,
+                             id_problem=self.id_problem, id="pm-form")
+        yield Static("", markup=False, id="pm-problems")
+        yield Footer()
+
+    def _heading(self) -> Text:
+        size = len(self.engine.memory.incidents) if self.engine.memory else 0
+        if self.editing is not None:
+            text = Text(f"Edit incident {self.editing.id}", style="bold")
+            text.append(" · saving replaces its block in the incidents file; nothing else "
+                        "changes", style="dim")
+        else:
+            text = Text("Record postmortem", style="bold")
+            text.append(f" · a new incident for the memory ({size} incidents now)", style="dim")
+        text.append("\nTab / Shift+Tab move between fields · Enter next field · → accepts a "
+                    "suggestion · ctrl+s save · Esc cancel", style="dim")
+        if self.prefilled:
+            text.append(f"\nPre-filled from the alert: {', '.join(self.prefilled)} — check "
+                        "them before saving.", style="yellow")
+        return text
+
+    def on_mount(self) -> None:
+        title = self.query_one("#pm-title", Input)
+        title.focus()
+        # Tab into a field selects its text (so typing replaces it); on opening, a stray key
+        # must not wipe a stored title, so the cursor starts at the end instead.
+        self.call_after_refresh(title.action_end)
+        self.call_after_refresh(self._remember_clean)
+
+    def _remember_clean(self) -> None:
+        self._clean_snapshot = self.form.snapshot()
+
+    @property
+    def form(self) -> PostmortemForm:
+        return self.query_one(PostmortemForm)
+
+    def id_problem(self, incident_id: str) -> str | None:
+        """Why ``incident_id`` cannot be used for this incident, if it cannot."""
+        if self.editing is not None and incident_id == self.editing.id:
+            return None
+        if self.engine.incident(incident_id) is not None:
+            return (f"{incident_id} already exists in memory — use "
+                    f"{self.engine.suggest_incident_id()} (to change {incident_id}, press e on "
+                    "one of its records in the recalled list)")
+        return None
+
+    def _show_problems(self, heading: str | None, lines: Sequence[str] = (), *,
+                       notice: bool = False) -> None:
+        panel = self.query_one("#pm-problems", Static)
+        text = Text()
+        if heading:
+            text.append(heading, style="bold")
+            for line in lines:
+                text.append(f"\n  • {line}")
+        panel.update(text)
+        panel.set_class(bool(heading), "-shown")
+        panel.set_class(notice, "-notice")
+
+    # --- the save worker: never touches widgets, only posts ----------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="postmortem-save")
+    def save(self, incident: Incident) -> None:
+        try:
+            result = self.engine.save_incident(incident)
+        except FileChangedOnDisk as exc:
+            self.post_message(self.Refused(list(exc.reasons), changed_on_disk=True))
+        except SaveRefused as exc:
+            self.post_message(self.Refused(list(exc.reasons), changed_on_disk=False))
+        except IncidentFileError as exc:
+            self.post_message(self.Refused([str(p) for p in exc.problems], changed_on_disk=False))
+        else:
+            self.post_message(self.Saved(result))
+
+    # --- handlers own every state change -----------------------------------------------------
+
+    def on_postmortem_screen_saved(self, message: Saved) -> None:
+        result = message.result
+        self.saving = False
+        redacted = (f"redacted before saving: {', '.join(result.redacted)}" if result.redacted
+                    else "nothing needed redacting")
+        left_out = f" ({self.left_out} empty action row(s) left out)" if self.left_out else ""
+        self.notify(f"Saved {result.incident.id} with {len(result.incident.actions)} action(s)"
+                    f"{left_out} to {result.path}; {redacted}. Memory: {result.status.incidents} "
+                    "incidents.",
+                    title="Postmortem saved", timeout=12, markup=False)
+        self.dismiss(result)
+
+    def on_postmortem_screen_refused(self, message: Refused) -> None:
+        self.saving = False
+        lines = list(message.reasons)
+        if message.changed_on_disk:
+            lines.append("press ctrl+l to reload the memory (your form is kept), then ctrl+s "
+                         "to save again")
+        self._show_problems("Not saved — the incidents file changed on disk since it was loaded"
+                            if message.changed_on_disk else "Not saved", lines)
+
+    def on_memory_loaded(self, message: MemoryLoaded) -> None:
+        """The main screen reloaded the memory (ctrl+l here, or F5 there)."""
+        self.reloading = False
+        self.form.set_services(self.engine.known_services())
+        self.query_one("#pm-heading", Static).update(self._heading())
+        self._show_problems(f"Memory reloaded: {message.status.incidents} incidents. Your form "
+                            "is unchanged — ctrl+s saves it.", notice=True)
+        self.form.revalidate()
+
+    def on_memory_failed(self, message: MemoryFailed) -> None:
+        self.reloading = False
+        self._show_problems(f"The memory cannot be reloaded: {message.title} — fix the file, "
+                            "then ctrl+l again (your form is kept)", message.problems)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The app shows the error itself; here the form just becomes usable again.
+        if event.worker.group == "postmortem-save" and event.state == WorkerState.ERROR:
+            self.saving = False
+            self._show_problems("Not saved — the save failed unexpectedly; your form is kept",
+                                [str(event.worker.error)])
+
+    # --- key actions ---------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("remove_action", "move_action"):
+            forms = self.query(PostmortemForm)
+            return True if forms and forms.first().row_of(self.focused) is not None else None
+        if action == "restore_action":
+            return True if self.removed else None
+        return True
+
+    def action_save(self) -> None:
+        if self.saving or self.reloading:
+            self.notify("Still saving or reloading — a moment.", timeout=3)
+            return
+        form = self.form
+        form.save_attempted = True
+        errors = form.revalidate()
+        incident, _ = form.check()
+        if incident is None:
+            self._show_problems(f"Not saved — {len(errors)} problem(s) to fix first; nothing was "
+                                "written", [f"{form.label_of(w)}: {m}" for w, m in errors.items()])
+            form.focus_first_error(errors)
+            return
+        self.saving = True
+        self.left_out = len(form.rows()) - len(incident.actions)
+        self._show_problems(f"Saving {incident.id}…", notice=True)
+        self.save(incident)
+
+    async def action_add_action(self) -> None:
+        await self.form.add_row(after=self.form.row_of(self.focused))
+        self.refresh_bindings()
+
+    async def action_remove_action(self) -> None:
+        row = self.form.row_of(self.focused)
+        if row is not None:
+            index, values = await self.form.remove_row(row)
+            self.removed.append((index, values))
+            self.notify(f"Removed action {index + 1} — ctrl+z brings it back.", timeout=4)
+            self.refresh_bindings()
+
+    async def action_restore_action(self) -> None:
+        if self.removed:
+            index, values = self.removed.pop()
+            await self.form.add_row(after=None, values=dict(values), index=index)
+            self.refresh_bindings()
+
+    def action_move_action(self, step: int) -> None:
+        row = self.form.row_of(self.focused)
+        if row is not None and not self.form.move_row(row, step):
+            self.app.bell()
+
+    def action_reload(self) -> None:
+        if self.reload_memory is None:
+            self.notify("Reload is not available here.", timeout=3)
+            return
+        if self.saving:
+            self.notify("Saving — reload after it finishes.", timeout=3)
+            return
+        self.reloading = True
+        self._show_problems("Reloading the memory from disk… your form is kept.", notice=True)
+        self.reload_memory()
+
+    def action_cancel(self) -> None:
+        if self.saving:
+            self.notify("Saving — wait for it to finish.", timeout=3)
+            return
+        if self.form.snapshot() == self._clean_snapshot \
+                or time.monotonic() - self._escape_at < DISCARD_WINDOW:
+            self.dismiss(None)
+            return
+        self._escape_at = time.monotonic()
+        self.notify("The form has unsaved changes: Esc again discards them, ctrl+s saves.",
+                    title="Discard this postmortem?", severity="warning", timeout=DISCARD_WINDOW)

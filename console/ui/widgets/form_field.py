@@ -37,6 +37,7 @@ class FormField(Vertical):
         self.label = label
         self.control = control
         self.label_width = label_width
+        self._shown: tuple[str | None, bool] = (None, False)
 
     @property
     def control_id(self) -> str:
@@ -62,6 +63,10 @@ class FormField(Vertical):
 
     def show_message(self, message: str | None, *, hint: bool = False) -> None:
         """Show ``message`` under the control (an error in red, a hint in yellow), or hide it."""
+        # Called on every keystroke: touching an unchanged line would re-layout the form.
+        if (message, hint) == self._shown:
+            return
+        self._shown = (message, hint)
         line = self.query_one(".form-message", Static)
         line.update(Text(f"{'•' if hint else '✗'} {message}") if message else Text(""))
         line.set_class(bool(message), "-shown")

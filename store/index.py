@@ -103,14 +103,16 @@ def incident_rows(incident: Incident) -> list[dict[str, Any]]:
     return rows
 
 
+def incident_terms(incident: Incident) -> set[str]:
+    """Every term of an incident's rows: the incident is one document for the gate."""
+    return {term for row in incident_rows(incident) for term in terms(row["text"])}
+
+
 def document_frequency(incidents: list[Incident]) -> Counter[str]:
-    """In how many incidents each term appears (an incident is one document for the gate)."""
+    """In how many incidents each term appears."""
     counts: Counter[str] = Counter()
     for incident in incidents:
-        seen: set[str] = set()
-        for row in incident_rows(incident):
-            seen.update(terms(row["text"]))
-        counts.update(seen)
+        counts.update(incident_terms(incident))
     return counts
 
 
@@ -194,10 +196,13 @@ class MemoryIndex:
             return False
         return True
 
-    def update_incident(self, memory: LoadedMemory, incident_id: str) -> list[str]:
+    def update_incident(self, memory: LoadedMemory, incident_id: str,
+                        previous: Incident | None = None) -> list[str]:
         """Replace one incident's rows (batched), compacting when fragments pile up.
 
         ``memory`` is the whole memory after the change; only this incident's rows are written.
+        ``previous`` is the incident as it was (None for a new one), so term statistics are
+        adjusted rather than recounted over the whole memory.
         """
         if self._table is None or self.meta is None or self.meta.rows == 0:
             return self.build(memory)
@@ -218,7 +223,8 @@ class MemoryIndex:
         self.meta = self.meta.model_copy(update={
             "source_hash": memory.source_hash, "incidents": len(memory.incidents),
             "rows": memory.action_count,
-            "document_frequency": dict(document_frequency(memory.incidents)),
+            "document_frequency": _adjusted_frequency(self.meta.document_frequency,
+                                                      previous, incident),
             "embed_error": embed_error or self.meta.embed_error,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds")})
         _write_meta(self.index_dir, self.meta)
@@ -283,6 +289,15 @@ class MemoryIndex:
         columns = [*ROW_COLUMNS, "vector"] if self.has_vectors else ROW_COLUMNS
         return self._query(lambda: self._table.search().where(f"incident_id IN ({quoted})")
                            .select(columns).limit(100_000).to_list())
+
+
+def _adjusted_frequency(frequency: dict[str, int], previous: Incident | None,
+                        current: Incident) -> dict[str, int]:
+    counts = Counter(frequency)
+    if previous is not None:
+        counts.subtract(incident_terms(previous))
+    counts.update(incident_terms(current))
+    return {term: count for term, count in counts.items() if count > 0}
 
 
 def _write_meta(directory: Path, meta: IndexMeta) -> None:

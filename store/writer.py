@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from store.loader import IncidentFileError, load_incidents, parse_incidents_text
+from store.loader import YAML_LOADER, IncidentFileError, load_incidents, parse_incidents_text
 from store.models import Incident
 from store.redact import redact
 
@@ -196,7 +196,7 @@ def save_incident(target: Path, incident: Incident, expected_sha256: str | None)
 
 def _replace_block(text: str, incident: Incident) -> str:
     """Replace only the lines of ``incident``'s list item; everything else stays as it was."""
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    root = yaml.compose(text, Loader=YAML_LOADER)
     assert isinstance(root, yaml.SequenceNode)
     lines = text.splitlines(keepends=True)
     for position, node in enumerate(root.value):

@@ -136,10 +136,11 @@ class TriageEngine:
             self.load()
         assert self.index is not None
         cleaned, redacted = redact_incident(incident)
+        previous = self.incident(cleaned.id)
         path = save_incident(self.settings.incidents_path, cleaned, self.loaded_sha256)
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
         memory = load_incidents(self.settings.incidents_path)
-        self.notices = self.index.update_incident(memory, cleaned.id)
+        self.notices = self.index.update_incident(memory, cleaned.id, previous)
         self.memory = memory
         return SaveResult(str(path), cleaned, tuple(redacted), self._status(memory, "fresh"))
 

@@ -251,3 +251,23 @@ def test_missing_embedding_model_builds_lexical_only_and_says_how_to_fix(
         notices)
     assert [i.incident_id for i in recall(index, "widget queue stopped draining").incidents] == [
         "INC-1"]
+
+
+def test_incremental_update_keeps_term_statistics_equal_to_a_rebuild(tmp_path: Path) -> None:
+    """Saving one incident adjusts the gate's statistics exactly as a full rebuild would."""
+    from store.index import document_frequency
+    from store.writer import file_sha256, save_incident
+
+    incidents = tmp_path / "incidents.yaml"
+    shutil.copy(BUNDLED_INCIDENTS, incidents)
+    memory = load_incidents(incidents)
+    index = MemoryIndex(tmp_path / "data")
+    index.open(memory)
+    previous = next(i for i in memory.incidents if i.id == "INC-2041")
+    edited = previous.model_copy(update={"symptoms": "mesh sidecar flapping, quorum lost"})
+    save_incident(incidents, edited, file_sha256(incidents))
+    after = load_incidents(incidents)
+    index.update_incident(after, "INC-2041", previous)
+    assert index.meta is not None
+    assert index.meta.document_frequency == dict(document_frequency(after.incidents))
+    assert index.meta.source_hash == after.source_hash

@@ -20,6 +20,8 @@ DENSE_FLOOR = 0.60
 # is not diluted by weak neighbours.
 RELATIVE_FLOOR = 0.5
 MAX_INCIDENTS = 8
+# A lexical match must share at least this many terms with the alert (fewer if it has fewer).
+MIN_MATCHED_TERMS = 2
 CANDIDATES = 100
 
 
@@ -93,8 +95,13 @@ def recall(index: MemoryIndex, alert_text: str) -> Recall:
     frequencies = meta.document_frequency if meta else {}
     documents = meta.incidents if meta else 0
 
+    needed = min(MIN_MATCHED_TERMS, len(query_terms))
+
     def relevance(row: dict[str, Any]) -> float:
-        lexical = coverage(query_terms, set(terms(row["text"])), frequencies, documents)
+        row_terms = set(terms(row["text"]))
+        lexical = coverage(query_terms, row_terms, frequencies, documents)
+        if len(row_terms.intersection(query_terms)) < needed:
+            lexical = 0.0  # one rare shared word is a coincidence, not a match
         if vector is None or row.get("vector") is None:
             return lexical
         dense = _cosine(vector, row["vector"])

@@ -145,3 +145,12 @@ NOVEL = [
 @pytest.mark.parametrize("alert", NOVEL)
 def test_novel_alert_recalls_nothing(engine: TriageEngine, alert: str) -> None:
     assert recalled_ids(engine, alert) == []
+
+
+def test_short_alert_is_not_padded_with_incidents_sharing_one_word(engine: TriageEngine) -> None:
+    """'notifications backlog' must not pull in another service's backlog as a proven fix."""
+    assert engine.memory is not None
+    services = {i.id: i.service for i in engine.memory.incidents}
+    ids = recalled_ids(engine, "notifications backlog")
+    assert ids
+    assert {services[i] for i in ids} == {"notifications"}

@@ -100,7 +100,9 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
             continue
         warned.add(action.action_id)
         text = scrub(item["text"], f"warning {number}") or action.action
-        warnings.append(Warning(text=f"{text} — {action.action_id} WORSENED: {action.explanation}",
+        suspected = "" if action.confirmed else " (explanation suspected, not confirmed)"
+        warnings.append(Warning(text=f"{text} — {action.action_id} WORSENED: {action.explanation}"
+                                     f"{suspected}",
                                 incident_id=action.incident_id, action_id=action.action_id,
                                 explanation=action.explanation))
     for missing in warnings_from(recall):

@@ -180,3 +180,24 @@ def test_fixes_ranked_by_incidents_resolved_with_failures_counted(
 
     assert [w.action_id for w in briefing.warnings] == ["W-1/A1"]
     assert briefing.warnings[0].explanation == "worsened in W-1"
+
+
+def test_unconfirmed_explanation_is_shown_as_suspected(tmp_path: Path) -> None:
+    from console.engine.alert import parse_alert
+    from console.engine.config import Settings
+    from console.engine.engine import TriageEngine
+
+    incidents = tmp_path / "incidents.yaml"
+    incidents.write_text(
+        "- id: INC-1\n  service: ledger\n  symptoms: ledger totals drift between shards\n"
+        "  actions:\n"
+        "    - id: A1\n      action: Replayed the journal\n      outcome: WORSENED\n"
+        "      confirmed: false\n      explanation: Replay probably doubled entries\n"
+        "    - id: A2\n      action: Reconciled from audit\n      outcome: WORSENED\n"
+        "      explanation: Audit stream lagged\n")
+    engine = TriageEngine(Settings(incidents_path=incidents, data_dir=tmp_path / "data"))
+    briefing = engine.brief(parse_alert("ledger totals drift between shards"))
+    by_action = {w.action_id: w.text for w in briefing.warnings}
+    assert "suspected" in by_action["INC-1/A1"]
+    assert "suspected" not in by_action["INC-1/A2"]
+    assert [r.confirmed for r in briefing.recalled] == [False, True]

@@ -20,6 +20,8 @@ def record_option(record: RecalledRecord) -> Text:
     text.append(f"{record.action_id} ", style="bold")
     text.append(f"{record.outcome}", style=OUTCOME_STYLE.get(record.outcome, "bold"))
     text.append(f"  {record.score:.2f}", style="dim")
+    if not record.confirmed:
+        text.append("  suspected", style="yellow")
     if record.quarantined:
         text.append("  ⚑ quarantined", style="bold yellow")
     text.append("\n")

@@ -93,14 +93,6 @@ class TriageEngine:
             return f"{self.settings.model} not pulled (ollama pull {self.settings.model})"
         return f"{self.settings.model} online"
 
-    def peek(self) -> MemoryStatus:
-        """Load the incidents file and check index freshness without importing LanceDB."""
-        memory = load_incidents(self.settings.incidents_path)
-        embedder = self.embedder()
-        state = freshness(self.settings.data_dir / "index", memory.source_hash,
-                          embedder.id if embedder else None)
-        return self._status(memory, state)
-
     def load(self, rebuild: bool = False) -> MemoryStatus:
         """Load the memory and bring its index up to date (rebuilding when stale)."""
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)

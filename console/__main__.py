@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+from console.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -10,9 +10,8 @@ from console.engine.alert import AlertError, decode_alert, parse_alert, read_ale
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.engine.report import briefing_text
+from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from store.loader import IncidentFileError, load_incidents
-
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def _fail(message: str) -> int:
@@ -83,7 +82,7 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
 
 def doctor(settings: Settings, args: argparse.Namespace) -> int:
     """Check each piece the console relies on; print the exact fix for each missing one."""
-    from console.engine.model_client import ModelClient, ModelUnavailable
+    from console.engine.model_client import ModelClient, ModelUnavailable, is_pulled
     from store.index import freshness
 
     problems = 0
@@ -125,10 +124,9 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
                "start it with `ollama serve`, or set OLLAMA_HOST to where it runs")
         return EXIT_BAD_INPUT
     report(True, f"Ollama reachable at {host} ({len(pulled)} models pulled)")
-    names = set(pulled) | {p.split(":")[0] for p in pulled if p.endswith(":latest")}
     for role, model in (("chat model", settings.model), ("embedding model", settings.embed_model)):
         if model:
-            report(model in names, f"{role} {model} pulled", f"ollama pull {model}")
+            report(is_pulled(model, pulled), f"{role} {model} pulled", f"ollama pull {model}")
     return EXIT_BAD_INPUT if problems else EXIT_OK
 
 

@@ -21,14 +21,20 @@ class Cited:
     outcome: str
 
 
+def claim_is_valid(claim: object) -> bool:
+    """A number in [0, 100] (not a bool, NaN, infinity or text)."""
+    if isinstance(claim, bool) or not isinstance(claim, int | float):
+        return False
+    if isinstance(claim, float) and not math.isfinite(claim):
+        return False
+    return 0 <= claim <= 100
+
+
 def model_claim_value(claim: object) -> int:
     """A model's claimed confidence as an int in [0, 100]; anything else counts as 0."""
-    if isinstance(claim, bool) or not isinstance(claim, int | float):
+    if not claim_is_valid(claim):
         return 0
-    if isinstance(claim, float) and not math.isfinite(claim):
-        return 0
-    if claim < 0 or claim > 100:
-        return 0
+    assert isinstance(claim, int | float)
     return int(round(claim))
 
 

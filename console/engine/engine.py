@@ -11,7 +11,7 @@ from console.engine.audit import AuditLog
 from console.engine.briefing import Briefing, RecalledRecord, SourceUse
 from console.engine.config import Settings
 from console.engine.deterministic import deterministic_briefing, recalled_records, search_info
-from console.engine.model_client import ModelClient, Progress
+from console.engine.model_client import ModelClient, ModelUnavailable, Progress, is_pulled
 from console.engine.prompts import looks_like_instructions
 from console.engine.steer import run_model
 from store.embedder import Embedder, OllamaEmbedder
@@ -79,8 +79,6 @@ class TriageEngine:
 
     def model_state(self) -> str:
         """``online``, ``offline: why`` or ``not pulled``, asked of the server (short timeout)."""
-        from console.engine.model_client import ModelUnavailable
-
         if self.settings.offline or not self.settings.model:
             return self.model_label()
         client = ModelClient(self.settings.ollama_host, self.settings.model, timeout=3.0)
@@ -88,8 +86,7 @@ class TriageEngine:
             pulled = client.list_models()
         except ModelUnavailable:
             return f"{self.settings.model} offline (Ollama not reachable)"
-        names = set(pulled) | {p.removesuffix(":latest") for p in pulled}
-        if self.settings.model not in names:
+        if not is_pulled(self.settings.model, pulled):
             return f"{self.settings.model} not pulled (ollama pull {self.settings.model})"
         return f"{self.settings.model} online"
 

@@ -7,12 +7,10 @@ from typing import Any
 
 from console.engine.briefing import Confidence, Evidence, GuardEntry, Recommendation, Warning
 from console.engine.citations import CitationIndex, scrub_mentions
-from console.engine.confidence import Cited, compute_confidence
-from console.engine.deterministic import warnings_from
+from console.engine.confidence import Cited, claim_is_valid, compute_confidence
+from console.engine.deterministic import FIX_OUTCOMES, warnings_from
 from console.engine.draft import DraftRejected, extract_json, loose_draft
 from store.recall import Recall
-
-FIX_OUTCOMES = ("RESOLVED", "MITIGATED")
 
 
 @dataclass
@@ -129,8 +127,7 @@ def _confidence(draft: dict[str, Any], scored: list[list[Cited]],
     claim = draft["confidence"]
     best = max(scored, key=lambda cited: sum(c.outcome == "RESOLVED" for c in cited), default=[])
     confidence = compute_confidence(claim, best, claim_given=True)
-    if not isinstance(claim, int | float) or isinstance(claim, bool) or claim != claim \
-            or not 0 <= claim <= 100:
+    if not claim_is_valid(claim):
         log.append(GuardEntry(rule="confidence_invalid",
                               detail=f"model claim {claim!r} is not a number in 0–100; counted as 0"))
     elif confidence.value != round(claim):

@@ -8,6 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def is_pulled(model: str, pulled: list[str]) -> bool:
+    """Ollama lists ``name:latest`` for a model pulled as ``name``."""
+    return model in pulled or f"{model}:latest" in pulled
+
+
 class ModelUnavailable(Exception):
     """An infrastructure failure (refused, timeout, model missing …): never retried into the
     model; the deterministic briefing is shown with this reason."""

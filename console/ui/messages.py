@@ -9,6 +9,7 @@ from textual.message import Message
 from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus
 from console.engine.model_client import Progress
+from store.loader import IncidentFileError
 
 
 @dataclass
@@ -22,6 +23,11 @@ class MemoryFailed(Message):
 
     title: str
     problems: list[str]
+
+    @classmethod
+    def from_error(cls, error: IncidentFileError) -> MemoryFailed:
+        return cls(f"incidents file has {len(error.problems)} problem(s)",
+                   [str(p) for p in error.problems])
 
 
 @dataclass

@@ -80,9 +80,7 @@ class MainScreen(Screen[None]):
         try:
             self.post_message(MemoryLoaded(self.engine.load()))
         except IncidentFileError as exc:
-            self.post_message(MemoryFailed(
-                f"incidents file has {len(exc.problems)} problem(s)",
-                [str(p) for p in exc.problems]))
+            self.post_message(MemoryFailed.from_error(exc))
             return
         self.post_message(ModelState(self.engine.model_state()))
 
@@ -103,9 +101,7 @@ class MainScreen(Screen[None]):
         try:
             briefing = self.engine.brief(alert, on_recall=on_recall, on_progress=on_progress)
         except IncidentFileError as exc:
-            self.post_message(MemoryFailed(
-                f"incidents file has {len(exc.problems)} problem(s)",
-                [str(p) for p in exc.problems]))
+            self.post_message(MemoryFailed.from_error(exc))
             return
         self.post_message(BriefingReady(briefing))
 

@@ -25,6 +25,13 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("file", help="a YAML list of incidents (same schema as incidents.yaml)")
     add.add_argument("--replace", action="store_true",
                      help="replace incidents whose id already exists (only their block)")
+    evaluate = commands.add_parser(
+        "eval", help="measure recall on alerts whose answer is known (hit@k, MRR, abstention)")
+    evaluate.add_argument("--queries", help="YAML list of {qid, alert, expect: [incident ids]}")
+    evaluate.add_argument("--replay", action="store_true",
+                          help="replay every incident as an alert with itself hidden, "
+                               "expecting its `related` incidents")
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
     commands.add_parser("doctor", help="is Ollama reachable, are the models pulled, is the "
                         "index fresh? — with the command that fixes each")
     return parser
@@ -47,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from console import commands
 
     handler = {"brief": commands.brief, "index": commands.index, "check": commands.check,
-               "doctor": commands.doctor, "add": commands.add}
+               "doctor": commands.doctor, "add": commands.add, "eval": commands.evaluate}
     from store.index import IndexUnavailable
 
     try:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from console.engine.alert import AlertError, decode_alert, parse_alert, read_alert_file
 from console.engine.config import Settings
@@ -12,6 +14,9 @@ from console.engine.engine import TriageEngine
 from console.engine.report import briefing_text
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from store.loader import IncidentFileError, load_incidents
+
+if TYPE_CHECKING:
+    from console.engine.evaluate import EvalReport
 
 
 def _fail(message: str) -> int:
@@ -164,3 +169,62 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
     print(f"memory: {result.status.incidents} incidents, {result.status.actions} actions; "
           "index updated")
     return EXIT_OK
+
+
+def evaluate(settings: Settings, args: argparse.Namespace) -> int:
+    """Recall over known alerts in one process: per-query rank and state, then the figures."""
+    from console.engine.evaluate import (
+        EvalInputError,
+        eval_index,
+        load_queries,
+        replay_queries,
+        run_eval,
+    )
+
+    if bool(args.queries) == bool(args.replay):
+        return _fail("give exactly one of --queries FILE or --replay")
+    try:
+        memory = load_incidents(settings.incidents_path)
+        queries = load_queries(Path(args.queries)) if args.queries else replay_queries(memory)
+    except IncidentFileError as exc:
+        return _incident_problems(exc)
+    except EvalInputError as exc:
+        return _fail(str(exc))
+    engine = TriageEngine(settings)
+    index = eval_index(settings.data_dir, memory, engine.embedder(), _progress("embedding"))
+    report = run_eval(index, memory, queries, replay=bool(args.replay))
+    if args.json:
+        print(report.model_dump_json(indent=2))
+        return EXIT_OK
+    print(eval_text(report))
+    return EXIT_OK
+
+
+def eval_text(report: EvalReport) -> str:
+    """The eval report for a terminal: the figures, per kind, then every query that missed."""
+    lines = [f"memory: {report.memory.get('incidents')} incidents · embedder "
+             f"{report.memory.get('embedder')} · gate {report.memory.get('calibration')}", ""]
+    header = f"{'':14}{'n':>4}{'hit@1':>8}{'hit@5':>8}{'MRR':>7}{'abst.P':>8}{'abst.R':>8}{'wrong abst.':>13}"
+    lines.append(header)
+    for name, summary in [("all", report.summary), *report.by_kind.items()]:
+        lines.append(f"{name[:14]:14}{summary.n:>4}{summary.hit_at_1:>8.2f}{summary.hit_at_5:>8.2f}"
+                     f"{summary.mrr:>7.2f}{summary.abstention_precision:>8.2f}"
+                     f"{summary.abstention_recall:>8.2f}{summary.wrongly_abstained:>13.2f}")
+    misses = [q for q in report.queries
+              if (q.expect and (q.rank != 1 or q.state == "no_prior_incident"))
+              or (not q.expect and q.state != "no_prior_incident")]
+    if misses:
+        lines += ["", "misses:"]
+        for q in misses:
+            got = "abstained" if q.state == "no_prior_incident" else f"rank {q.rank}"
+            lines.append(f"  {q.qid:8} expect {','.join(q.expect) or 'nothing':18} {got:12} "
+                         f"top {', '.join(q.ranked_incident_ids[:3])}")
+    return "\n".join(lines)
+
+
+def _progress(what: str) -> Callable[[int, int], None]:
+    """A progress line on stderr for long embedding runs (first builds)."""
+    def show(done: int, total: int) -> None:
+        if total >= 32 and sys.stderr.isatty():
+            print(f"\r{what} {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+    return show

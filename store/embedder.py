@@ -1,8 +1,24 @@
-"""Embedders for the vector half of hybrid recall. Optional: recall works lexically without one."""
+"""Embedders for the dense half of hybrid recall, and the content-hash cache in front of them.
+
+Default: all-MiniLM-L6-v2 run in-process (store/minilm.py; no server, no torch). An Ollama
+embedding model when ``TRIAGE_EMBED_MODEL`` names one; ``TRIAGE_EMBED_MODEL=none`` means lexical
+recall only. Every embedder returns float32 rows, L2-normalised, so a dot product is a cosine.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+import hashlib
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Progress of a long embedding run: (texts done, texts in all).
+EmbedProgress = Callable[[int, int], None]
+NO_EMBEDDER = "none"
 
 
 class EmbedderUnavailable(Exception):
@@ -10,12 +26,21 @@ class EmbedderUnavailable(Exception):
 
 
 class Embedder(Protocol):
-    """Turns texts into vectors. ``id`` names the model so the index knows when to rebuild."""
+    """Turns texts into L2-normalised float32 vectors. ``id`` names the model for the index."""
 
     @property
     def id(self) -> str: ...
 
-    def embed(self, texts: list[str]) -> list[list[float]]: ...
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    import numpy as np
+
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.where(norms == 0, 1.0, norms)
 
 
 class OllamaEmbedder:
@@ -36,8 +61,9 @@ class OllamaEmbedder:
     def id(self) -> str:
         return f"ollama:{self.model}"
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str]) -> np.ndarray:
         import httpx
+        import numpy as np
         import ollama
 
         client = ollama.Client(host=self.host, timeout=httpx.Timeout(self.timeout, connect=2.0))
@@ -60,4 +86,82 @@ class OllamaEmbedder:
             ) from exc
         if len(vectors) != len(texts) or any(len(v) != len(vectors[0]) for v in vectors):
             raise EmbedderUnavailable("Ollama returned embeddings of inconsistent shape")
-        return vectors
+        if not vectors:
+            return np.zeros((0, 0), dtype=np.float32)
+        return normalised(np.array(vectors, dtype=np.float32))
+
+
+def text_key(text: str) -> str:
+    """The cache key of one text: its sha256 (the embedder id is the other half of the key)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors by (embedder id, text sha256) in SQLite, so a save re-embeds only what changed.
+
+    SQLite does the locking, so two consoles (or a console and ``triage index``) may share it.
+    A cache that cannot be opened or written is skipped: it only ever saves time.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=30.0)
+        connection.execute("CREATE TABLE IF NOT EXISTS vectors (embedder TEXT NOT NULL, "
+                           "sha256 TEXT NOT NULL, vector BLOB NOT NULL, "
+                           "PRIMARY KEY (embedder, sha256))")
+        return connection
+
+    def get(self, embedder_id: str, keys: list[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        try:
+            with self._connect() as connection:
+                for start in range(0, len(keys), 500):
+                    chunk = keys[start:start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    found.update(connection.execute(
+                        f"SELECT sha256, vector FROM vectors WHERE embedder = ? AND sha256 IN ({marks})",
+                        [embedder_id, *chunk]).fetchall())
+        except sqlite3.Error:
+            return {}
+        return found
+
+    def put(self, embedder_id: str, items: dict[str, bytes]) -> None:
+        try:
+            with self._connect() as connection:
+                connection.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                                       [(embedder_id, key, blob) for key, blob in items.items()])
+        except sqlite3.Error:
+            pass
+
+
+def embed_cached(embedder: Embedder, texts: list[str], cache: EmbeddingCache | None,
+                 progress: EmbedProgress | None = None, chunk: int = 64) -> np.ndarray:
+    """Embed ``texts`` (rows in the same order), taking what it can from ``cache``."""
+    import numpy as np
+
+    keys = [text_key(text) for text in texts]
+    cached = cache.get(embedder.id, list(dict.fromkeys(keys))) if cache else {}
+    missing = list(dict.fromkeys(k for k in keys if k not in cached))
+    text_of = dict(zip(keys, texts, strict=True))
+    fresh: dict[str, bytes] = {}
+    done = len(texts) - sum(1 for k in keys if k not in cached)
+    if progress:
+        progress(done, len(texts))
+    for start in range(0, len(missing), chunk):
+        batch = missing[start:start + chunk]
+        vectors = embedder.embed([text_of[k] for k in batch])
+        blobs = {k: np.asarray(v, dtype=np.float32).tobytes() for k, v in zip(batch, vectors,
+                                                                            strict=True)}
+        fresh.update(blobs)
+        if cache:
+            cache.put(embedder.id, blobs)
+        done += sum(1 for k in keys if k in blobs)
+        if progress:
+            progress(done, len(texts))
+    every = {**cached, **fresh}
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([np.frombuffer(every[k], dtype=np.float32) for k in keys])

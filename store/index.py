@@ -1,4 +1,9 @@
-"""The LanceDB index: derived from the incidents file, one row per action, rebuildable."""
+"""The LanceDB index: derived from the incidents file, one document per incident, rebuildable.
+
+A document is what an engineer sees when the alert fires — title, service and symptoms — so
+an alert written in other words still finds it; the incident's actions travel with the row
+(as its stored record) and are attached for citations, never searched on their own.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +11,35 @@ import os
 import shutil
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from store.embedder import Embedder, EmbedderUnavailable
+from store.calibration import Calibration, default_calibration
+from store.embedder import EmbedderUnavailable, EmbeddingCache, EmbedProgress, embed_cached, text_key
 from store.loader import LoadedMemory
 from store.models import Incident
-from store.terms import terms
+from store.terms import search_text, terms
 
-TABLE = "actions"
-SCHEMA_VERSION = 1  # bump when row text or term rules change
+if TYPE_CHECKING:
+    import numpy as np
+
+    from store.embedder import Embedder
+
+TABLE = "incidents"
+SCHEMA_VERSION = 2  # bump when the document text or term rules change
 META_FILE = "meta.json"
 # Single-incident saves each add a fragment; past this many, compact (plain optimize(): it is
 # safe beside readers, unlike cleanup_older_than=0 or delete_unverified).
 COMPACT_AFTER_FRAGMENTS = 16
-ROW_COLUMNS = ["row_id", "incident_id", "action_id", "local_action_id", "position", "service",
-               "outcome", "started_at", "kind", "confirmed", "title", "symptoms", "root_cause",
-               "action", "explanation", "text"]
+# From this many incidents an ANN index (IVF-HNSW-SQ) beats LanceDB's flat scan; measured in
+# bench/vector_bench.py. Below it the flat scan is exact and fast enough.
+ANN_MIN_ROWS = 20_000
+ANN_EF = 100
+COLUMNS = ["incident_id", "service", "title", "document", "lexical", "doc_sha256", "record"]
 
 
 class IndexUnavailable(Exception):
@@ -43,7 +57,19 @@ class IndexMeta(BaseModel):
     incidents: int
     rows: int
     document_frequency: dict[str, int]
+    calibration: Calibration
+    ann: bool = False
     built_at: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One incident the search turned up, with each layer of evidence that found it."""
+
+    incident: Incident
+    cosine: float | None
+    bm25: float | None
+    document: str
 
 
 def read_meta(index_dir: Path) -> IndexMeta | None:
@@ -65,63 +91,39 @@ def freshness(index_dir: Path, source_hash: str, embedder_id: str | None) -> str
     return "fresh"
 
 
-def row_text(incident: Incident, position: int) -> str:
-    """The self-contained text of one action: readable alone, searched as a whole."""
-    action = incident.actions[position]
-    kind = f" ({action.kind})" if action.kind else ""
-    suspected = " [explanation suspected, not confirmed]" if action.confirmed is False else ""
-    return (
-        f"{incident.id} · {incident.service} · {incident.title or 'untitled'}\n"
-        f"Symptoms: {incident.symptoms}\n"
-        f"Action {incident.action_ref(action)}{kind}: {action.action} → {action.outcome.value}\n"
-        f"Why: {action.explanation}{suspected}"
-    )
-
-
-def incident_rows(incident: Incident) -> list[dict[str, Any]]:
-    """One row per action of ``incident``, in the order the actions were taken."""
-    rows = []
-    for position, action in enumerate(incident.actions):
-        rows.append({
-            "row_id": incident.action_ref(action),
-            "incident_id": incident.id,
-            "action_id": incident.action_ref(action),
-            "local_action_id": action.id,
-            "position": position,
-            "service": incident.service,
-            "outcome": action.outcome.value,
-            "started_at": incident.started_at.isoformat() if incident.started_at else "",
-            "kind": action.kind or "",
-            "confirmed": action.confirmed is not False,
-            "title": incident.title or "",
-            "symptoms": incident.symptoms,
-            "root_cause": incident.root_cause or "",
-            "action": action.action,
-            "explanation": action.explanation,
-            "text": row_text(incident, position),
-        })
-    return rows
-
-
-def incident_terms(incident: Incident) -> set[str]:
-    """Every term of an incident's rows: the incident is one document for the gate."""
-    return {term for row in incident_rows(incident) for term in terms(row["text"])}
+def incident_document(incident: Incident) -> str:
+    """The searchable text of an incident: what was seen, not what was done about it."""
+    title = incident.title or ""
+    return f"{title}\nService: {incident.service}\n{incident.symptoms}".strip()
 
 
 def document_frequency(incidents: list[Incident]) -> Counter[str]:
-    """In how many incidents each term appears."""
+    """In how many incident documents each term appears."""
     counts: Counter[str] = Counter()
     for incident in incidents:
-        counts.update(incident_terms(incident))
+        counts.update(set(terms(incident_document(incident))))
     return counts
 
 
-class MemoryIndex:
-    """The on-disk LanceDB index of a memory. Opened lazily: ``import lancedb`` costs ~1 s."""
+def _row(incident: Incident) -> dict[str, Any]:
+    document = incident_document(incident)
+    return {"incident_id": incident.id, "service": incident.service, "title": incident.title or "",
+            "document": document, "lexical": search_text(document),
+            "doc_sha256": text_key(document), "record": incident.model_dump_json()}
 
-    def __init__(self, data_dir: Path, embedder: Embedder | None = None) -> None:
+
+class MemoryIndex:
+    """The on-disk LanceDB index of a memory. Opened lazily: ``import lancedb`` costs ~1 s.
+
+    Owned by one thread at a time (the engine's worker); readers of a pinned snapshot go
+    through ``search``/``incident`` only.
+    """
+
+    def __init__(self, data_dir: Path, embedder: Embedder | None = None,
+                 cache: EmbeddingCache | None = None) -> None:
         self.index_dir = data_dir / "index"
         self.embedder = embedder
+        self.cache = cache if cache is not None else EmbeddingCache(data_dir / "embeddings.sqlite")
         self.meta: IndexMeta | None = None
         self._table: Any = None
         self._memory: LoadedMemory | None = None
@@ -131,7 +133,14 @@ class MemoryIndex:
     def embedder_id(self) -> str | None:
         return self.embedder.id if self.embedder else None
 
-    def open(self, memory: LoadedMemory, rebuild: bool = False) -> list[str]:
+    @property
+    def calibration(self) -> Calibration:
+        if self.meta is not None:
+            return self.meta.calibration
+        return default_calibration(self.embedder_id if self.has_vectors else None)
+
+    def open(self, memory: LoadedMemory, rebuild: bool = False,
+             progress: EmbedProgress | None = None) -> list[str]:
         """Make the index match ``memory``, rebuilding when stale; returns notices for the user."""
         self._memory = memory
         state = "stale" if rebuild else freshness(self.index_dir, memory.source_hash,
@@ -147,28 +156,34 @@ class MemoryIndex:
         elif state == "missing" and self.index_dir.exists():
             notices.append("index incomplete or unreadable; rebuilt from the incidents file")
         if state == "fresh" and self._vectors_missing() and self._embedder_answers():
-            notices.append("the embedder is reachable again; index rebuilt with vectors")
+            notices.append("the embedder is available again; index rebuilt with vectors")
             state = "stale"
         if state != "fresh":
-            notices.extend(self.build(memory))
+            notices.extend(self.build(memory, progress))
         if self.meta and self.meta.embed_error:
             notices.append(f"recall is lexical only: {self.meta.embed_error}")
         return notices
 
-    def build(self, memory: LoadedMemory) -> list[str]:
+    def build(self, memory: LoadedMemory, progress: EmbedProgress | None = None) -> list[str]:
         """Rebuild the whole index from ``memory`` in one batch, then swap it in."""
-        rows = [row for incident in memory.incidents for row in incident_rows(incident)]
-        vectors, embed_error = self._embed_rows(rows)
+        rows = [_row(incident) for incident in memory.incidents]
+        vectors, embed_error = self._embed([row["document"] for row in rows], progress)
         self.index_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".index-build-", dir=self.index_dir.parent))
         try:
             table = _create_table(staging, rows, vectors)
+            ann = vectors is not None and len(rows) >= ANN_MIN_ROWS
+            if ann:
+                from lancedb.index import HnswSq
+
+                table.create_index(config=HnswSq(distance_type="cosine"))
             del table
+            dim = int(vectors.shape[1]) if vectors is not None else None
             meta = IndexMeta(
-                source_hash=memory.source_hash, embedder=self.embedder_id,
-                vector_dim=len(vectors[0]) if vectors else None, embed_error=embed_error,
-                incidents=len(memory.incidents), rows=len(rows),
+                source_hash=memory.source_hash, embedder=self.embedder_id, vector_dim=dim,
+                embed_error=embed_error, incidents=len(memory.incidents), rows=len(rows),
                 document_frequency=dict(document_frequency(memory.incidents)),
+                calibration=default_calibration(self.embedder_id if dim else None), ann=ann,
                 built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             )
             _write_meta(staging, meta)
@@ -181,8 +196,8 @@ class MemoryIndex:
             shutil.rmtree(staging, ignore_errors=True)
         self.meta = meta
         self._table = self._connect().open_table(TABLE)
-        return [f"index built: {len(memory.incidents)} incidents, {len(rows)} actions"
-                + (", with vectors" if vectors else ", lexical only")]
+        return [f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
+                + (", with vectors" if vectors is not None else ", lexical only")]
 
     def _vectors_missing(self) -> bool:
         return bool(self.embedder and self.meta and self.meta.embed_error and not self.has_vectors)
@@ -198,23 +213,17 @@ class MemoryIndex:
 
     def update_incident(self, memory: LoadedMemory, incident_id: str,
                         previous: Incident | None = None) -> list[str]:
-        """Replace one incident's rows (batched), compacting when fragments pile up.
-
-        ``memory`` is the whole memory after the change; only this incident's rows are written.
-        ``previous`` is the incident as it was (None for a new one), so term statistics are
-        adjusted rather than recounted over the whole memory.
-        """
+        """Replace one incident's row, re-embedding only its document if it changed."""
         if self._table is None or self.meta is None or self.meta.rows == 0:
             return self.build(memory)
         incident = next(i for i in memory.incidents if i.id == incident_id)
-        rows = incident_rows(incident)
-        vectors, embed_error = self._embed_rows(rows)
-        if self.has_vectors and vectors is None and rows:
+        row = _row(incident)
+        vectors, embed_error = self._embed([row["document"]])
+        if self.has_vectors and vectors is None:
             return self.build(memory)
         quoted = incident_id.replace("'", "''")
         self._table.delete(f"incident_id = '{quoted}'")
-        if rows:
-            self._table.add(_arrow_rows(rows, vectors if self.has_vectors else None))
+        self._table.add(_arrow_rows([row], vectors if self.has_vectors else None))
         notices: list[str] = []
         if self._table.stats()["fragment_stats"]["num_fragments"] > COMPACT_AFTER_FRAGMENTS:
             self._table.optimize()
@@ -222,7 +231,7 @@ class MemoryIndex:
         self._memory = memory
         self.meta = self.meta.model_copy(update={
             "source_hash": memory.source_hash, "incidents": len(memory.incidents),
-            "rows": memory.action_count,
+            "rows": len(memory.incidents),
             "document_frequency": _adjusted_frequency(self.meta.document_frequency,
                                                       previous, incident),
             "embed_error": embed_error or self.meta.embed_error,
@@ -230,11 +239,12 @@ class MemoryIndex:
         _write_meta(self.index_dir, self.meta)
         return notices
 
-    def _embed_rows(self, rows: list[dict[str, Any]]) -> tuple[list[list[float]] | None, str | None]:
-        if not self.embedder or not rows:
+    def _embed(self, texts: list[str], progress: EmbedProgress | None = None,
+               ) -> tuple[np.ndarray | None, str | None]:
+        if not self.embedder or not texts:
             return None, None
         try:
-            return self.embedder.embed([row["text"] for row in rows]), None
+            return embed_cached(self.embedder, texts, self.cache, progress), None
         except EmbedderUnavailable as exc:
             return None, str(exc)
 
@@ -261,42 +271,55 @@ class MemoryIndex:
                 raise IndexUnavailable(f"index unreadable even after a rebuild: {again} — "
                                        f"delete {self.index_dir} and run `triage index`") from again
 
-    def search(self, text: str, vector: list[float] | None, limit: int) -> list[dict[str, Any]]:
-        """Candidate rows for ``text`` (BM25), fused by RRF with ``vector`` when given."""
-        if self._table is None or not self.meta or not self.meta.rows or not text.strip():
+    def search(self, text: str, vector: np.ndarray | None, limit: int) -> list[Candidate]:
+        """Incidents found by full text (BM25) or by vector, each with both scores it has."""
+        if self._table is None or not self.meta or not self.meta.rows:
             return []
-        hybrid = vector is not None and self.has_vectors
+        lexical = search_text(text).replace('"', " ").strip()
+        use_vector = vector is not None and self.has_vectors
+        columns = [*COLUMNS, "vector"] if self.has_vectors else COLUMNS
 
-        def run() -> list[dict[str, Any]]:
-            if hybrid:
-                from lancedb.rerankers import RRFReranker
+        def by_text() -> list[dict[str, Any]]:
+            if not lexical:
+                return []
+            return list(self._table.search(lexical, query_type="fts", fts_columns="lexical")
+                        .limit(limit).select([*columns, "_score"]).to_list())
 
-                query = (self._table.search(query_type="hybrid").vector(vector).text(text)
-                         .rerank(RRFReranker()))
-                columns = [*ROW_COLUMNS, "vector"]
+        def by_vector() -> list[dict[str, Any]]:
+            query = self._table.search(vector, query_type="vector").distance_type("cosine")
+            if self.meta is not None and self.meta.ann:
+                query = query.ef(ANN_EF)
+            return list(query.limit(limit).select([*columns, "_distance"]).to_list())
+
+        found: dict[str, dict[str, Any]] = {}
+        for row in self._query(by_text):
+            found[row["incident_id"]] = row
+        if use_vector:
+            for row in self._query(by_vector):
+                found.setdefault(row["incident_id"], row)["_distance"] = row["_distance"]
+        return [self._candidate(row, vector if use_vector else None) for row in found.values()]
+
+    @staticmethod
+    def _candidate(row: dict[str, Any], vector: np.ndarray | None) -> Candidate:
+        cosine = None
+        if vector is not None and row.get("vector") is not None:
+            if row.get("_distance") is not None:
+                cosine = 1.0 - float(row["_distance"])
             else:
-                query = self._table.search(text, query_type="fts", fts_columns="text")
-                columns = [*ROW_COLUMNS, "_score"]
-            return list(query.limit(limit).select(columns).to_list())
+                import numpy as np
 
-        return self._query(run)
-
-    def rows_for(self, incident_ids: list[str]) -> list[dict[str, Any]]:
-        """Every action row of the given incidents."""
-        if self._table is None or not incident_ids:
-            return []
-        quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in incident_ids)
-        columns = [*ROW_COLUMNS, "vector"] if self.has_vectors else ROW_COLUMNS
-        return self._query(lambda: self._table.search().where(f"incident_id IN ({quoted})")
-                           .select(columns).limit(100_000).to_list())
+                cosine = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
+        bm25 = float(row["_score"]) if row.get("_score") is not None else None
+        return Candidate(Incident.model_validate_json(row["record"]), cosine, bm25,
+                         row["document"])
 
 
 def _adjusted_frequency(frequency: dict[str, int], previous: Incident | None,
                         current: Incident) -> dict[str, int]:
     counts = Counter(frequency)
     if previous is not None:
-        counts.subtract(incident_terms(previous))
-    counts.update(incident_terms(current))
+        counts.subtract(set(terms(incident_document(previous))))
+    counts.update(set(terms(incident_document(current))))
     return {term: count for term, count in counts.items() if count > 0}
 
 
@@ -306,28 +329,27 @@ def _write_meta(directory: Path, meta: IndexMeta) -> None:
     os.replace(temp, directory / META_FILE)
 
 
-def _arrow_rows(rows: list[dict[str, Any]], vectors: list[list[float]] | None) -> Any:
+def _arrow_rows(rows: list[dict[str, Any]], vectors: np.ndarray | None) -> Any:
     import pyarrow as pa
 
-    fields = [pa.field(name, pa.string()) for name in ROW_COLUMNS]
-    fields[ROW_COLUMNS.index("position")] = pa.field("position", pa.int32())
-    fields[ROW_COLUMNS.index("confirmed")] = pa.field("confirmed", pa.bool_())
-    columns: dict[str, list[Any]] = {name: [row[name] for row in rows] for name in ROW_COLUMNS}
-    if vectors:
-        fields.append(pa.field("vector", pa.list_(pa.float32(), len(vectors[0]))))
-        columns["vector"] = vectors
+    fields = [pa.field(name, pa.string()) for name in COLUMNS]
+    columns: dict[str, Any] = {name: [row[name] for row in rows] for name in COLUMNS}
+    if vectors is not None:
+        dim = int(vectors.shape[1])
+        fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(
+            pa.array(vectors.astype("float32").ravel(), type=pa.float32()), dim)
     return pa.Table.from_pydict(columns, schema=pa.schema(fields))
 
 
-def _create_table(directory: Path, rows: list[dict[str, Any]],
-                  vectors: list[list[float]] | None) -> Any:
+def _create_table(directory: Path, rows: list[dict[str, Any]], vectors: np.ndarray | None) -> Any:
     lancedb = _lancedb()
     from lancedb.index import FTS
 
     data = _arrow_rows(rows, vectors)
     table = lancedb.connect(str(directory)).create_table(TABLE, data=data, mode="overwrite")
     if rows:
-        table.create_index("text", config=FTS())
+        table.create_index("lexical", config=FTS())
     return table
 
 

@@ -1,33 +1,27 @@
-"""Recall: the past actions relevant to an alert, gated so that junk is never padding."""
+"""Recall: the past incidents relevant to an alert, gated so that junk is never padding.
+
+Hybrid: full-text BM25 over one document per incident and the dense cosine of the alert to
+that document, fused into one score by the index's calibration. Nothing reaching the
+calibrated floor → no prior incident, with the reason (best match and the floor) kept.
+"""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any
 
+from store.calibration import Calibration
 from store.embedder import EmbedderUnavailable
-from store.index import MemoryIndex
+from store.index import Candidate, MemoryIndex, incident_document
+from store.models import Incident
 from store.redact import REDACTION_MARKER, redact
 from store.terms import coverage, terms
 
-# Share of the alert's IDF weight a record must contain to count as "seen before".
-# Calibrated on the bundled memory (see tests/store/test_recall.py for the cases).
-LEXICAL_FLOOR = 0.40
-# Cosine a record's embedding must reach when an embedder is configured.
-DENSE_FLOOR = 0.60
-# A recalled incident must score at least this share of the best one, so one strong match
-# is not diluted by weak neighbours.
-RELATIVE_FLOOR = 0.5
-MAX_INCIDENTS = 8
-# A lexical match must share at least this many terms with the alert (fewer if it has fewer).
-MIN_MATCHED_TERMS = 2
-CANDIDATES = 100
+CANDIDATES = 50
 
 
 @dataclass(frozen=True)
 class RecalledAction:
-    """One stored action as recalled: exactly the row in the index, plus its relevance."""
+    """One stored action as recalled, with its incident's context and relevance."""
 
     incident_id: str
     action_id: str
@@ -49,18 +43,35 @@ class RecalledAction:
 
 @dataclass(frozen=True)
 class RecalledIncident:
-    """A past incident above the floor, with every action taken in it, in order."""
+    """A past incident above the floor, with every action taken in it, in order (maybe none)."""
 
     incident_id: str
     service: str
     title: str
     score: float
     actions: tuple[RecalledAction, ...]
+    symptoms: str = ""
+    document: str = ""
+    cosine: float | None = None
+    bm25: float | None = None
+    coverage: float = 0.0
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One candidate incident with its evidence components, whether or not it passed the gate."""
+
+    incident_id: str
+    score: float
+    cosine: float | None
+    bm25: float | None
+    coverage: float
+    shared_terms: int
 
 
 @dataclass(frozen=True)
 class Recall:
-    """What was searched, how, and what came back above the floor."""
+    """What was searched, how, what came back above the floor, and why the rest did not."""
 
     query: str
     redacted: tuple[str, ...]
@@ -70,82 +81,131 @@ class Recall:
     incidents: tuple[RecalledIncident, ...]
     best_rejected: float = 0.0
     notices: tuple[str, ...] = field(default_factory=tuple)
+    ranked: tuple[Ranked, ...] = field(default_factory=tuple)
+    gate: str = ""
 
     @property
     def actions(self) -> list[RecalledAction]:
         return [action for incident in self.incidents for action in incident.actions]
 
 
-def recall(index: MemoryIndex, alert_text: str) -> Recall:
-    """Find the incidents that resemble ``alert_text``; nothing above the floor → none."""
-    redaction = redact(alert_text)
-    # The markers are ours, not the alert's: they must not dilute the relevance gate.
-    query_terms = terms(REDACTION_MARKER.sub(" ", redaction.text))
-    notices: list[str] = []
-    vector = None
-    if index.has_vectors and index.embedder is not None:
-        try:
-            vector = index.embedder.embed([redaction.text])[0]
-        except EmbedderUnavailable as exc:
-            notices.append(f"vector search skipped: {exc}")
-    mode = "hybrid" if vector is not None else "lexical"
-    search_text = " ".join(query_terms)
-    candidates = index.search(search_text, vector, CANDIDATES)
-    meta = index.meta
-    frequencies = meta.document_frequency if meta else {}
-    documents = meta.incidents if meta else 0
-
-    needed = min(MIN_MATCHED_TERMS, len(query_terms))
-
-    def relevance(row: dict[str, Any]) -> float:
-        row_terms = set(terms(row["text"]))
-        lexical = coverage(query_terms, row_terms, frequencies, documents)
-        if len(row_terms.intersection(query_terms)) < needed:
-            lexical = 0.0  # one rare shared word is a coincidence, not a match
-        if vector is None or row.get("vector") is None:
-            return lexical
-        dense = _cosine(vector, row["vector"])
-        return max(lexical, dense if dense >= DENSE_FLOOR else 0.0)
-
-    best_by_incident: dict[str, float] = {}
-    for row in candidates:
-        score = relevance(row)
-        best_by_incident[row["incident_id"]] = max(best_by_incident.get(row["incident_id"], 0.0),
-                                                   score)
-    passing = {i: s for i, s in best_by_incident.items() if s >= LEXICAL_FLOOR}
-    best_rejected = max((s for i, s in best_by_incident.items() if i not in passing), default=0.0)
-    if passing:
-        top = max(passing.values())
-        passing = {i: s for i, s in passing.items() if s >= top * RELATIVE_FLOOR}
-    kept = sorted(passing, key=lambda i: -passing[i])[:MAX_INCIDENTS]
-    rows_by_incident: dict[str, list[RecalledAction]] = {i: [] for i in kept}
-    for row in index.rows_for(kept):
-        rows_by_incident[row["incident_id"]].append(_recalled_action(row, relevance(row)))
-    incidents = []
-    for incident_id in kept:
-        actions = sorted(rows_by_incident[incident_id], key=lambda a: a.position)
-        if not actions:
-            continue
-        incidents.append(RecalledIncident(incident_id, actions[0].service, actions[0].title,
-                                          round(passing[incident_id], 3), tuple(actions)))
-    notices.extend(index.repairs)
-    index.repairs.clear()
-    return Recall(redaction.text, redaction.found, tuple(query_terms), mode, LEXICAL_FLOOR,
-                  tuple(incidents), round(best_rejected, 3), tuple(notices))
-
-
-def _recalled_action(row: dict[str, Any], score: float) -> RecalledAction:
-    return RecalledAction(
-        incident_id=row["incident_id"], action_id=row["action_id"],
-        local_action_id=row["local_action_id"], position=int(row["position"]),
-        service=row["service"], outcome=row["outcome"], kind=row["kind"],
-        confirmed=bool(row["confirmed"]), title=row["title"], symptoms=row["symptoms"],
-        root_cause=row["root_cause"], action=row["action"], explanation=row["explanation"],
-        started_at=row["started_at"], text=row["text"], score=round(score, 3),
+def action_text(incident: Incident, position: int) -> str:
+    """The self-contained text of one action: readable alone, shown and cited as a whole."""
+    action = incident.actions[position]
+    kind = f" ({action.kind})" if action.kind else ""
+    suspected = " [explanation suspected, not confirmed]" if action.confirmed is False else ""
+    return (
+        f"{incident.id} · {incident.service} · {incident.title or 'untitled'}\n"
+        f"Symptoms: {incident.symptoms}\n"
+        f"Action {incident.action_ref(action)}{kind}: {action.action} → {action.outcome.value}\n"
+        f"Why: {action.explanation}{suspected}"
     )
 
 
-def _cosine(left: list[float], right: list[float]) -> float:
-    dot = sum(a * b for a, b in zip(left, right, strict=False))
-    norm = math.sqrt(sum(a * a for a in left)) * math.sqrt(sum(b * b for b in right))
-    return dot / norm if norm else 0.0
+def rank(candidates: list[Candidate], query_terms: list[str], calibration: Calibration,
+         frequencies: dict[str, int], documents: int) -> list[Ranked]:
+    """Score every candidate with the calibration's fusion, best first (ties: by id)."""
+    needed = min(calibration.min_shared_terms, len(query_terms))
+    ranked = []
+    for candidate in candidates:
+        document_terms = set(terms(candidate.document))
+        shared = len(document_terms.intersection(query_terms))
+        share = coverage(query_terms, document_terms, frequencies, documents)
+        if calibration.embedder is None and shared < needed:
+            share = 0.0  # one rare shared word is a coincidence, not a match
+        ranked.append(Ranked(candidate.incident.id,
+                             calibration.fuse(candidate.cosine, candidate.bm25, share),
+                             candidate.cosine, candidate.bm25, share, shared))
+    ranked.sort(key=lambda r: (-r.score, r.incident_id))
+    return ranked
+
+
+def gate(ranked: list[Ranked], calibration: Calibration) -> list[Ranked]:
+    """The candidates that count as "seen before": the best reaches the floor, others keep up."""
+    if not ranked or ranked[0].score < calibration.floor:
+        return []
+    bar = max(calibration.floor, ranked[0].score * calibration.relative)
+    return [r for r in ranked if r.score >= bar][:calibration.max_incidents]
+
+
+def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str] = frozenset(),
+           ) -> Recall:
+    """Find the incidents that resemble ``alert_text``; nothing reaching the floor → none.
+
+    ``hidden`` incidents are treated as if they were not in memory (a replay of a past incident
+    must not find itself); their terms leave the document frequencies too.
+    """
+    redaction = redact(alert_text)
+    # The markers are ours, not the alert's: they must not dilute the relevance gate.
+    searchable = REDACTION_MARKER.sub(" ", redaction.text)
+    query_terms = terms(searchable)
+    notices: list[str] = []
+    vector = None
+    if index.has_vectors and index.embedder is not None and searchable.strip():
+        try:
+            vector = index.embedder.embed([searchable])[0]
+        except EmbedderUnavailable as exc:
+            notices.append(f"vector search skipped, recall is lexical only: {exc}")
+    calibration = index.calibration
+    if vector is None and calibration.embedder is not None:
+        from store.calibration import default_calibration
+
+        calibration = default_calibration(None)
+    found = index.search(searchable, vector, CANDIDATES + len(hidden))
+    candidates = {c.incident.id: c for c in found if c.incident.id not in hidden}
+    frequencies = dict(index.meta.document_frequency) if index.meta else {}
+    documents = index.meta.incidents if index.meta else 0
+    for candidate in found:
+        if candidate.incident.id in hidden:
+            documents -= 1
+            for term in set(terms(candidate.document)):
+                frequencies[term] = frequencies.get(term, 1) - 1
+    ranked = rank(list(candidates.values()), query_terms, calibration, frequencies, documents)
+    kept = gate(ranked, calibration)
+    kept_ids = {r.incident_id for r in kept}
+    best_rejected = next((r.score for r in ranked if r.incident_id not in kept_ids), 0.0)
+    incidents = tuple(_recalled(candidates[r.incident_id], r) for r in kept)
+    notices.extend(index.repairs)
+    index.repairs.clear()
+    mode = "hybrid" if vector is not None else "lexical"
+    return Recall(redaction.text, redaction.found, tuple(query_terms), mode, calibration.floor,
+                  incidents, round(best_rejected, 3), tuple(notices), tuple(ranked),
+                  _gate_reason(ranked, kept, calibration))
+
+
+def _gate_reason(ranked: list[Ranked], kept: list[Ranked], calibration: Calibration) -> str:
+    if not ranked:
+        return "nothing in memory shares a word or a meaning with this alert"
+    best = ranked[0]
+    parts = [f"best match {best.incident_id}: fused {best.score:.2f}"]
+    if best.cosine is not None:
+        parts.append(f"cosine {best.cosine:.2f}")
+    if best.bm25 is not None:
+        parts.append(f"BM25 {best.bm25:.1f}")
+    parts.append(f"term coverage {best.coverage:.2f}")
+    verdict = "passes" if kept else "below"
+    return f"{', '.join(parts)} — {verdict} the floor ({calibration.describe()})"
+
+
+def _recalled(candidate: Candidate, ranked: Ranked) -> RecalledIncident:
+    incident = candidate.incident
+    score = round(ranked.score, 3)
+    actions = tuple(
+        RecalledAction(
+            incident_id=incident.id, action_id=incident.action_ref(action),
+            local_action_id=action.id, position=position, service=incident.service,
+            outcome=action.outcome.value, kind=action.kind or "",
+            confirmed=action.confirmed is not False, title=incident.title or "",
+            symptoms=incident.symptoms, root_cause=incident.root_cause or "",
+            action=action.action, explanation=action.explanation,
+            started_at=incident.started_at.isoformat() if incident.started_at else "",
+            text=action_text(incident, position), score=score)
+        for position, action in enumerate(incident.actions))
+    return RecalledIncident(incident.id, incident.service, incident.title or "", score, actions,
+                            symptoms=incident.symptoms, document=incident_document(incident),
+                            cosine=_round(ranked.cosine), bm25=_round(ranked.bm25),
+                            coverage=round(ranked.coverage, 3))
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

@@ -8,6 +8,9 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 _WORD = re.compile(r"[a-z0-9]+")
+_RAW_WORD = re.compile(r"[A-Za-z0-9]+")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 
 STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
@@ -37,15 +40,36 @@ def _stem(word: str) -> str:
     return word
 
 
+def words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` as an engineer means them, repeats kept.
+
+    Alert names are written ``PaymentsErrorRate`` and labels ``max_connections``: CamelCase is
+    split into its words *and* kept whole (so ``KeyError`` still matches ``keyerror``), snake and
+    kebab case and dotted hostnames split at their punctuation, and shorthand is spelled out.
+    """
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    found: list[str] = []
+    for raw in _RAW_WORD.findall(folded):
+        lower = raw.lower()
+        found.extend(SYNONYMS.get(lower, lower).split())
+        if _CAMEL.search(raw):
+            for part in _CAMEL_PART.findall(raw):
+                found.extend(SYNONYMS.get(part.lower(), part.lower()).split())
+    return found
+
+
+def search_text(text: str) -> str:
+    """The text handed to full-text search (index and query alike): ``words`` without stop words."""
+    return " ".join(w for w in words(text) if w not in STOP_WORDS and len(w) >= 2)
+
+
 def terms(text: str) -> list[str]:
     """The distinct matching terms of ``text``, in order of first appearance."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     found: dict[str, None] = {}
-    for raw in _WORD.findall(folded):
-        for word in SYNONYMS.get(raw, raw).split():
-            if word in STOP_WORDS or len(word) < 2:
-                continue
-            found[_stem(word)] = None
+    for word in words(text):
+        if word in STOP_WORDS or len(word) < 2:
+            continue
+        found[_stem(word)] = None
     return list(found)
 
 

@@ -10,14 +10,21 @@ State = Literal["proven", "unproven", "no_prior_incident"]
 
 
 class RecalledRecord(BaseModel):
-    """A recalled action exactly as stored, with its relevance score."""
+    """A recalled action exactly as stored, with its relevance and the evidence behind it.
+
+    An incident with no actions recorded is one record with ``action_id`` and ``outcome`` None:
+    seen before, nothing proven. ``score`` is the fused relevance; ``cosine`` (dense) and
+    ``bm25`` (full text) are its components, None when that layer did not find the incident.
+    """
 
     incident_id: str
-    action_id: str
+    action_id: str | None
     service: str
-    outcome: str
+    outcome: str | None
     score: float
     text: str
+    cosine: float | None = None
+    bm25: float | None = None
     title: str = ""
     action: str = ""
     explanation: str = ""
@@ -83,6 +90,7 @@ class SearchInfo(BaseModel):
     floor: float
     best_rejected: float
     memory_incidents: int
+    gate: str = ""
     redacted: list[str] = Field(default_factory=list)
     notices: list[str] = Field(default_factory=list)
 

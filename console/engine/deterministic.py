@@ -101,17 +101,27 @@ def warnings_from(recall: Recall) -> list[Warning]:
 
 
 def recalled_records(recall: Recall) -> list[RecalledRecord]:
-    return [RecalledRecord(
-        incident_id=a.incident_id, action_id=a.action_id, service=a.service, outcome=a.outcome,
-        score=a.score, text=a.text, title=a.title, action=a.action, explanation=a.explanation,
-        kind=a.kind, confirmed=a.confirmed,
-    ) for a in recall.actions]
+    """The recall as the sidebar and the JSON show it: every action, or the bare incident."""
+    records = []
+    for incident in recall.incidents:
+        evidence = {"cosine": incident.cosine, "bm25": incident.bm25}
+        if not incident.actions:
+            records.append(RecalledRecord(
+                incident_id=incident.incident_id, action_id=None, service=incident.service,
+                outcome=None, score=incident.score, text=incident.document,
+                title=incident.title, **evidence))
+        records.extend(RecalledRecord(
+            incident_id=a.incident_id, action_id=a.action_id, service=a.service,
+            outcome=a.outcome, score=a.score, text=a.text, title=a.title, action=a.action,
+            explanation=a.explanation, kind=a.kind, confirmed=a.confirmed, **evidence,
+        ) for a in incident.actions)
+    return records
 
 
 def search_info(recall: Recall, memory_incidents: int, notices: list[str]) -> SearchInfo:
     return SearchInfo(query=recall.query, terms=list(recall.query_terms), mode=recall.mode,
                       floor=recall.floor, best_rejected=recall.best_rejected,
-                      memory_incidents=memory_incidents, redacted=list(recall.redacted),
+                      memory_incidents=memory_incidents, gate=recall.gate, redacted=list(recall.redacted),
                       notices=[*notices, *recall.notices])
 
 
@@ -145,9 +155,8 @@ def _summary(recall: Recall, state: State, recommendations: list[Recommendation]
     if state == "no_prior_incident":
         searched = ", ".join(recall.query_terms) or "(no searchable words)"
         return (f"No prior incident: none of the {memory_incidents} incidents in memory "
-                f"resembles this alert (searched for: {searched}; best match "
-                f"{recall.best_rejected:.2f}, floor {recall.floor:.2f}). Treat it as new — "
-                "follow the runbook, and record a postmortem afterwards.")
+                f"resembles this alert (searched for: {searched}; {recall.gate or 'no match'}). "
+                "Treat it as new — follow the runbook, and record a postmortem afterwards.")
     ids = ", ".join(f"{i.incident_id} ({i.service})" for i in recall.incidents)
     count = len(recall.incidents)
     parts = [f"Recalled {count} similar past incident{'s' if count != 1 else ''}: {ids}."]
@@ -161,6 +170,10 @@ def _summary(recall: Recall, state: State, recommendations: list[Recommendation]
     elif recommendations:
         parts.append("No recorded action resolved these incidents; the mitigations below "
                      "helped but are unproven as fixes.")
+    elif not recall.actions:
+        parts.append("Seen before, but no actions were recorded for "
+                     f"{'it' if count == 1 else 'them'}: nothing proven to try — read the "
+                     "recalled incidents for context.")
     else:
         parts.append("No recorded action resolved or mitigated these incidents.")
     return " ".join(parts)

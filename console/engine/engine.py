@@ -14,7 +14,7 @@ from console.engine.deterministic import deterministic_briefing, recalled_record
 from console.engine.model_client import ModelClient, ModelUnavailable, Progress, is_pulled
 from console.engine.prompts import looks_like_instructions
 from console.engine.steer import run_model
-from store.embedder import Embedder, OllamaEmbedder
+from store.embedder import NO_EMBEDDER, EmbedProgress, Embedder, OllamaEmbedder
 from store.index import MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
 from store.models import Incident
@@ -60,9 +60,16 @@ class TriageEngine:
         self.loaded_sha256: str | None = None
 
     def embedder(self) -> Embedder | None:
-        if self.settings.offline or not self.settings.embed_model:
+        """The bundled in-process MiniLM unless an Ollama model is named (and may be called);
+        ``TRIAGE_EMBED_MODEL=none`` means lexical recall only."""
+        model = self.settings.embed_model
+        if model and model.strip().lower() == NO_EMBEDDER:
             return None
-        return OllamaEmbedder(self.settings.ollama_host, self.settings.embed_model)
+        if model and not self.settings.offline:
+            return OllamaEmbedder(self.settings.ollama_host, model)
+        from store.minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder()
 
     def model_client(self) -> ModelClient | None:
         if self.settings.offline or not self.settings.model:
@@ -90,13 +97,16 @@ class TriageEngine:
             return f"{self.settings.model} not pulled (ollama pull {self.settings.model})"
         return f"{self.settings.model} online"
 
-    def load(self, rebuild: bool = False) -> MemoryStatus:
-        """Load the memory and bring its index up to date (rebuilding when stale)."""
+    def load(self, rebuild: bool = False, progress: EmbedProgress | None = None) -> MemoryStatus:
+        """Load the memory and bring its index up to date (rebuilding when stale).
+
+        ``progress`` hears (documents embedded, documents in all) during a (re)build.
+        """
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
         memory = load_incidents(self.settings.incidents_path)
         index = MemoryIndex(self.settings.data_dir, self.embedder())
         before = freshness(index.index_dir, memory.source_hash, index.embedder_id)
-        self.notices = index.open(memory, rebuild=rebuild)
+        self.notices = index.open(memory, rebuild=rebuild, progress=progress)
         self.memory, self.index = memory, index
         return self._status(memory, "fresh" if before == "fresh" and not rebuild else
                             "fresh (rebuilt)")
@@ -214,14 +224,17 @@ class TriageEngine:
         if quarantined:
             uses.append(SourceUse(source="quarantined records", status="excluded",
                                   detail=", ".join(sorted(quarantined))))
-        embed_model = self.settings.embed_model
-        if not embed_model or self.settings.offline:
-            uses.append(SourceUse(source="embeddings", status="not_configured"))
-        elif self.index and self.index.meta and self.index.meta.embed_error:
-            uses.append(SourceUse(source=f"embeddings {embed_model}", status="unavailable",
-                                  detail=self.index.meta.embed_error))
+        embedder_id = self.index.embedder_id if self.index else None
+        if embedder_id is None:
+            uses.append(SourceUse(source="embeddings", status="not_configured",
+                                  detail="TRIAGE_EMBED_MODEL=none: lexical recall only"))
+        elif recalled.mode != "hybrid":
+            reason = (self.index.meta.embed_error if self.index and self.index.meta
+                      and self.index.meta.embed_error else "; ".join(recalled.notices))
+            uses.append(SourceUse(source=f"embeddings {embedder_id}", status="unavailable",
+                                  detail=reason))
         else:
-            uses.append(SourceUse(source=f"embeddings {embed_model}", status="used"))
+            uses.append(SourceUse(source=f"embeddings {embedder_id}", status="used"))
         if briefing.source == "model":
             accepted = briefing.attempts[-1]
             uses.append(SourceUse(source=f"model {briefing.model}", status="used",

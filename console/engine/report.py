@@ -36,6 +36,8 @@ def briefing_text(briefing: Briefing) -> str:
     lines.append(f"Confidence {c.value} — a rule on evidence, not a probability")
     lines.append(f"  {c.derivation}")
     lines.append(f"  {c.explanation}")
+    if briefing.state == "no_prior_incident" and briefing.search and briefing.search.gate:
+        lines.append(f"  recall: {briefing.search.gate}")
     if briefing.search and briefing.search.notices:
         lines.append("")
         lines += [f"notice: {n}" for n in briefing.search.notices]

@@ -29,11 +29,20 @@ class RecordScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         record = self.record
-        header = Text(f"{record.action_id}  {record.outcome}  score {record.score:.2f}\n",
-                      style="bold")
+        label = (f"{record.action_id}  {record.outcome}" if record.action_id
+                 else f"{record.incident_id}  no actions recorded")
+        header = Text(f"{label}  score {record.score:.2f}{_components(record)}\n", style="bold")
         if not record.confirmed:
             header.append("explanation suspected, not confirmed\n", style="yellow")
         with VerticalScroll(id="record-scroll") as scroll:
             scroll.border_title = f"Recalled record · {record.service}"
             yield Static(header + Text("\n") + Text(record.text), markup=False, id="record-text")
             yield Static(Text("Esc to close", style="dim"), markup=False)
+
+
+def _components(record: RecalledRecord) -> str:
+    """The evidence behind the score: which layers found this incident."""
+    parts = [f"cosine {record.cosine:.2f}" if record.cosine is not None else "",
+             f"BM25 {record.bm25:.1f}" if record.bm25 is not None else ""]
+    shown = " · ".join(p for p in parts if p)
+    return f" ({shown})" if shown else ""

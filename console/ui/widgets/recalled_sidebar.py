@@ -17,8 +17,15 @@ OUTCOME_STYLE = {"RESOLVED": "bold green", "MITIGATED": "bold cyan",
 
 def record_option(record: RecalledRecord) -> Text:
     text = Text()
+    if record.action_id is None:
+        text.append(f"{record.incident_id} ", style="bold")
+        text.append("no actions recorded", style="italic")
+        text.append(f"  {record.score:.2f}", style="dim")
+        text.append("\n")
+        text.append(f" {record.service} · {record.title}", style="")
+        return text
     text.append(f"{record.action_id} ", style="bold")
-    text.append(f"{record.outcome}", style=OUTCOME_STYLE.get(record.outcome, "bold"))
+    text.append(f"{record.outcome}", style=OUTCOME_STYLE.get(record.outcome or "", "bold"))
     text.append(f"  {record.score:.2f}", style="dim")
     if not record.confirmed:
         text.append("  suspected", style="yellow")
@@ -45,7 +52,7 @@ class RecalledSidebar(OptionList):
     def show_records(self, records: list[RecalledRecord]) -> None:
         self.records = list(records)
         self.clear_options()
-        self.add_options([Option(record_option(r), id=r.action_id) for r in self.records])
+        self.add_options([Option(record_option(r), id=r.action_id or r.incident_id) for r in self.records])
         self.border_title = f"Recalled memory ({len(self.records)})"
         if self.records:
             self.highlighted = 0

@@ -1,0 +1,69 @@
+"""How recall turns evidence into one relevance score, and where "no prior incident" begins.
+
+The numbers are fitted, not chosen: on alerts written by other people than the records they
+match (see bench/recall_eval.py and README "How recall was calibrated"), with k-fold
+cross-validation. A calibration belongs to one embedder and travels in the index's metadata,
+so an index built with another embedder never borrows a gate it was not fitted for.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MINILM_ID = "all-MiniLM-L6-v2"
+
+
+class Calibration(BaseModel):
+    """Fusion weights and the gate; ``fused = cosine + bm25_weight·bm25 + coverage_weight·coverage``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedder: str | None = Field(description="the embedder this was fitted for; None = lexical only")
+    bm25_weight: float
+    coverage_weight: float
+    floor: float = Field(description="the best incident's fused score must reach this")
+    relative: float = Field(description="other incidents must reach this share of the best")
+    max_incidents: int = 8
+    min_shared_terms: int = Field(2, description="lexical only: fewer shared terms is a coincidence")
+    fitted_on: str = ""
+
+    def fuse(self, cosine: float | None, bm25: float | None, coverage: float) -> float:
+        """The fused relevance of one incident to the alert."""
+        dense = cosine if (cosine is not None and self.embedder is not None) else 0.0
+        return dense + self.bm25_weight * (bm25 or 0.0) + self.coverage_weight * coverage
+
+    def describe(self) -> str:
+        """The rule in words, for the "no prior incident" reason and the README."""
+        parts = []
+        if self.embedder:
+            parts.append("cosine")
+        if self.bm25_weight:
+            parts.append(f"{self.bm25_weight:g}·BM25")
+        if self.coverage_weight:
+            parts.append(f"{self.coverage_weight:g}·term coverage")
+        return " + ".join(parts) + f" ≥ {self.floor:g}"
+
+
+# Fitted by bench/recall_eval.py --fit on the third-party postmortem development set
+# (190 incidents, 60 alerts by another author), 5-fold cross-validated; figures in README.
+HYBRID_MINILM = Calibration(
+    embedder=MINILM_ID, bm25_weight=0.0125, coverage_weight=0.0, floor=0.45, relative=0.85,
+    fitted_on="postmortem dev set, 5-fold CV",
+)
+# With no vectors (no embedder installed, or TRIAGE_EMBED_MODEL=none) the gate is the share of
+# the alert's IDF weight found in an incident document.
+LEXICAL = Calibration(
+    embedder=None, bm25_weight=0.0, coverage_weight=1.0, floor=0.40, relative=0.5,
+    fitted_on="bundled memory (lexical fallback)",
+)
+
+
+def default_calibration(embedder_id: str | None) -> Calibration:
+    """The shipped calibration for an embedder; unknown embedders get MiniLM's, labelled so."""
+    if embedder_id is None:
+        return LEXICAL
+    if embedder_id == MINILM_ID:
+        return HYBRID_MINILM
+    return HYBRID_MINILM.model_copy(update={
+        "embedder": embedder_id,
+        "fitted_on": f"{HYBRID_MINILM.fitted_on} for {MINILM_ID}, not refitted for {embedder_id}"})

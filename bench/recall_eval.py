@@ -31,9 +31,8 @@ from store.recall import recall  # noqa: E402
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval" / "postmortems"
 BM25_WEIGHTS = [0.0, 0.005, 0.01, 0.0125, 0.015, 0.02, 0.03]
 COVERAGE_WEIGHTS = [0.0, 0.1, 0.2, 0.3, 0.5]
-# Wrongly telling an engineer "no prior incident" is the worst answer: it costs twice a novel
-# alert that is shown a weak match (which the briefing still labels as unproven).
-WRONG_ABSTAIN_COST = 2.0
+# The share of answerable training alerts the fitted floor may wrongly turn away (the target).
+MAX_WRONG_ABSTAIN = 0.10
 
 
 @dataclass(frozen=True)
@@ -68,33 +67,24 @@ def outcome(case: Case, wb: float, wc: float, floor: float) -> tuple[int | None,
     return rank, abstained
 
 
-def cost(cases: list[Case], wb: float, wc: float, floor: float) -> float:
-    """Lower is better: ranking misses, wrong abstentions (×2), novel alerts answered."""
-    total = 0.0
-    for case in cases:
-        rank, abstained = outcome(case, wb, wc, floor)
-        if case.expect:
-            total += WRONG_ABSTAIN_COST if abstained else 0.0
-            total += 0.0 if rank == 1 else (0.5 if rank and rank <= 5 else 1.0)
-        else:
-            total += 0.0 if abstained else 1.0
-    return total
-
-
-def floors(cases: list[Case], wb: float, wc: float) -> list[float]:
-    tops = sorted({scored(c, wb, wc)[0][0] for c in cases if c.candidates})
-    return [round(t + 1e-6, 6) for t in tops] + [0.0]
+def mrr(cases: list[Case], wb: float, wc: float) -> float:
+    """Ranking quality alone (no gate) over the answerable alerts."""
+    answerable = [c for c in cases if c.expect]
+    return sum(1 / r for c in answerable if (r := outcome(c, wb, wc, float("-inf"))[0])) / len(answerable)
 
 
 def fit(cases: list[Case]) -> tuple[float, float, float]:
-    best: tuple[float, float, float, float] | None = None
-    for wb, wc in itertools.product(BM25_WEIGHTS, COVERAGE_WEIGHTS):
-        for floor in floors(cases, wb, wc):
-            value = cost(cases, wb, wc, floor)
-            if best is None or value < best[0] - 1e-9:
-                best = (value, wb, wc, floor)
-    assert best is not None
-    return best[1], best[2], best[3]
+    """Weights that rank best (MRR), then the highest floor that wrongly abstains on at most
+    MAX_WRONG_ABSTAIN of the answerable training alerts: telling an engineer "no prior
+    incident" when there is one is the worst answer, so that side is bounded first."""
+    wb, wc = max(itertools.product(BM25_WEIGHTS, COVERAGE_WEIGHTS),
+                 key=lambda w: (round(mrr(cases, *w), 9), -w[0], -w[1]))
+    tops = sorted(scored(c, wb, wc)[0][0] for c in cases if c.expect and c.candidates)
+    allowed = int(MAX_WRONG_ABSTAIN * len(tops))
+    # Abstaining on the `allowed` weakest answerable alerts at most: the floor sits halfway
+    # between the last one given up and the first one kept.
+    floor = (tops[allowed - 1] + tops[allowed]) / 2 if allowed else tops[0] - 1e-6
+    return wb, wc, round(floor, 4)
 
 
 def figures(cases: list[Case], settings: dict[str, tuple[float, float, float]]) -> dict[str, float]:

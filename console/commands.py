@@ -207,8 +207,9 @@ def eval_text(report: EvalReport) -> str:
     header = f"{'':14}{'n':>4}{'hit@1':>8}{'hit@5':>8}{'MRR':>7}{'abst.P':>8}{'abst.R':>8}{'wrong abst.':>13}"
     lines.append(header)
     for name, summary in [("all", report.summary), *report.by_kind.items()]:
-        lines.append(f"{name[:14]:14}{summary.n:>4}{summary.hit_at_1:>8.2f}{summary.hit_at_5:>8.2f}"
-                     f"{summary.mrr:>7.2f}{summary.abstention_precision:>8.2f}"
+        ranked = (f"{summary.hit_at_1:>8.2f}{summary.hit_at_5:>8.2f}{summary.mrr:>7.2f}"
+                  if summary.answerable else f"{'-':>8}{'-':>8}{'-':>7}")
+        lines.append(f"{name[:14]:14}{summary.n:>4}{ranked}{summary.abstention_precision:>8.2f}"
                      f"{summary.abstention_recall:>8.2f}{summary.wrongly_abstained:>13.2f}")
     misses = [q for q in report.queries
               if (q.expect and (q.rank != 1 or q.state == "no_prior_incident"))

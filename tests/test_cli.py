@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from store.calibration import MINILM_ID
 from store.index import freshness
 from store.loader import load_incidents
 from tests.conftest import BUNDLED_INCIDENTS, REPO_ROOT
@@ -269,13 +270,13 @@ def test_deleted_index_is_rebuilt_and_recalls_the_same(checkout_brief: dict[str,
 
 def test_index_rebuild(checkout_brief: dict[str, Any], shared_data_dir: Path) -> None:
     memory = load_incidents(BUNDLED_INCIDENTS)
-    assert freshness(shared_data_dir / "index", memory.source_hash, None) == "fresh"
+    assert freshness(shared_data_dir / "index", memory.source_hash, MINILM_ID) == "fresh"
     result = run_cli("index", "--rebuild", data_dir=shared_data_dir)
     assert result.returncode == 0, result.stderr
     assert (f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
             in result.stdout)
     assert "rebuilt" in result.stdout
-    assert freshness(shared_data_dir / "index", memory.source_hash, None) == "fresh"
+    assert freshness(shared_data_dir / "index", memory.source_hash, MINILM_ID) == "fresh"
 
 
 # --- the air gap --------------------------------------------------------------------------------

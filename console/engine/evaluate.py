@@ -51,6 +51,7 @@ class QueryResult(BaseModel):
 
 class Summary(BaseModel):
     n: int
+    answerable: int
     hit_at_1: float
     hit_at_5: float
     mrr: float
@@ -157,7 +158,7 @@ def summarise(results: list[QueryResult]) -> Summary:
 
     ranks = [shown_rank(r) for r in answerable]
     return Summary(
-        n=len(results),
+        n=len(results), answerable=len(answerable),
         hit_at_1=share(sum(1 for k in ranks if k == 1), len(answerable)),
         hit_at_5=share(sum(1 for k in ranks if k is not None and k <= 5), len(answerable)),
         mrr=round(sum(1 / k for k in ranks if k) / len(answerable), 4) if answerable else 0.0,

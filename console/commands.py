@@ -112,6 +112,7 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
                           embedder.id if embedder else None)
         report(state == "fresh", f"index {state} ({settings.data_dir / 'index'})",
                "run `triage index` (the console also rebuilds it on start)")
+    _doctor_embedder(settings, engine, report)
     if settings.offline:
         print("note TRIAGE_OFFLINE=1: no model will be called; briefings are deterministic")
         return EXIT_BAD_INPUT if problems else EXIT_OK
@@ -133,6 +134,23 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
         if model:
             report(is_pulled(model, pulled), f"{role} {model} pulled", f"ollama pull {model}")
     return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+def _doctor_embedder(settings: Settings, engine: TriageEngine,
+                     report: Callable[[bool, str, str], None]) -> None:
+    """Is the in-process embedder there? Without it recall is lexical only (and says so)."""
+    from store.minilm import MiniLMEmbedder
+
+    embedder = engine.embedder()
+    if embedder is None:
+        print("note TRIAGE_EMBED_MODEL=none: recall is lexical only (BM25 and term coverage)")
+        return
+    if not isinstance(embedder, MiniLMEmbedder):
+        return  # an Ollama embedding model: checked with the other Ollama models below
+    reason = embedder.available()
+    report(reason is None, f"embedder {embedder.id} (in-process, bundled weights)"
+           + (" — recall is lexical only until it is installed" if reason else ""),
+           reason or "")
 
 
 def add(settings: Settings, args: argparse.Namespace) -> int:

@@ -18,6 +18,14 @@ class MemoryLoaded(Message):
 
 
 @dataclass
+class IndexProgress(Message):
+    """How far the first build of the index has come: documents embedded of all."""
+
+    done: int
+    total: int
+
+
+@dataclass
 class MemoryFailed(Message):
     """The memory could not be loaded; ``problems`` are lines to show as they are."""
 

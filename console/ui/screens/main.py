@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,6 +21,7 @@ from console.ui.messages import (
     BriefingFailed,
     BriefingReady,
     DraftProgress,
+    IndexProgress,
     MemoryFailed,
     MemoryLoaded,
     ModelState,
@@ -77,8 +80,17 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
     def load_memory(self) -> None:
+        posted = [0.0]
+
+        def on_progress(done: int, total: int) -> None:
+            # At most ~4 redraws a second: a first build of thousands of incidents is minutes.
+            now = time.monotonic()
+            if done == total or now - posted[0] >= 0.25:
+                posted[0] = now
+                self.post_message(IndexProgress(done, total))
+
         try:
-            self.post_message(MemoryLoaded(self.engine.load()))
+            self.post_message(MemoryLoaded(self.engine.load(progress=on_progress)))
         except IncidentFileError as exc:
             self.post_message(MemoryFailed.from_error(exc))
             return
@@ -117,6 +129,12 @@ class MainScreen(Screen[None]):
             self.query_one(BriefingPane).show_text(Text(
                 f"The memory is empty: {message.status.source} holds no incidents yet.\n"
                 "Briefings will say 'no prior incident' until postmortems are recorded."))
+
+    def on_index_progress(self, message: IndexProgress) -> None:
+        if message.total and message.done < message.total:
+            self.query_one(StatusLine).show_problem(
+                f"indexing the memory · embedding {message.done}/{message.total} incidents "
+                "(first build; later saves re-embed only what changed)")
 
     def on_model_state(self, message: ModelState) -> None:
         self.model_state = message.label

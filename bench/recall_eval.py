@@ -128,6 +128,8 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=Path(".triage-data/bench"))
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5, help="k-fold runs with other shuffles")
+    parser.add_argument("--write", type=Path, help="write the calibration fitted on all alerts "
+                        "here (e.g. $TRIAGE_DATA_DIR/calibration.json: the console then uses it)")
     args = parser.parse_args()
     if not args.memory.exists():
         print(f"no development set at {args.memory}; pass --memory and --queries", file=sys.stderr)
@@ -141,6 +143,12 @@ def main() -> int:
         print(f"  {name:32} {sum(values) / len(values):.3f}  (min {min(values):.3f}, max {max(values):.3f})")
     wb, wc, floor = fit(cases)
     print(f"\nfitted on all {len(cases)} alerts: bm25_weight={wb} coverage_weight={wc} floor={floor:.4f}")
+    if args.write:
+        fitted = HYBRID_MINILM.model_copy(update={
+            "bm25_weight": wb, "coverage_weight": wc, "floor": floor,
+            "fitted_on": f"{args.queries.name} over {args.memory.name} ({len(cases)} alerts)"})
+        args.write.write_text(fitted.model_dump_json(indent=2), encoding="utf-8")
+        print(f"written to {args.write}")
     everything = figures(cases, {c.qid: (wb, wc, floor) for c in cases})
     print("in-sample (flatters; for comparison only):")
     for name, value in everything.items():

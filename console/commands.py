@@ -65,7 +65,7 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
 def index(settings: Settings, args: argparse.Namespace) -> int:
     engine = TriageEngine(settings)
     try:
-        status = engine.load(rebuild=args.rebuild)
+        status = engine.load(rebuild=args.rebuild, progress=_progress("embedding incidents"))
     except IncidentFileError as exc:
         return _incident_problems(exc)
     for notice in status.notices:

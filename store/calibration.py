@@ -8,7 +8,9 @@ so an index built with another embedder never borrows a gate it was not fitted f
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 MINILM_ID = "all-MiniLM-L6-v2"
 
@@ -68,3 +70,28 @@ def default_calibration(embedder_id: str | None) -> Calibration:
     return HYBRID_MINILM.model_copy(update={
         "embedder": embedder_id,
         "fitted_on": f"{HYBRID_MINILM.fitted_on} for {MINILM_ID}, not refitted for {embedder_id}"})
+
+
+TEAM_FILE = "calibration.json"
+
+
+def team_calibration(path: Path, embedder_id: str | None) -> tuple[Calibration | None, str | None]:
+    """A team's own calibration (``bench/recall_eval.py --write``) if it fits this embedder.
+
+    Returns (calibration or None, a notice for the user or None).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"{path} unreadable ({exc.strerror or exc}); using the shipped calibration"
+    try:
+        calibration = Calibration.model_validate_json(text)
+    except ValidationError as exc:
+        return None, (f"{path} is not a calibration ({exc.error_count()} problem(s)); using the "
+                      "shipped one — rewrite it with bench/recall_eval.py --write")
+    if calibration.embedder != embedder_id:
+        return None, (f"{path} was fitted for embedder {calibration.embedder or 'none'}, this index "
+                      f"uses {embedder_id or 'none'}; using the shipped calibration — refit it")
+    return calibration, None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from store.calibration import Calibration, default_calibration
+from store.calibration import TEAM_FILE, Calibration, default_calibration, team_calibration
 from store.embedder import EmbedderUnavailable, EmbeddingCache, EmbedProgress, embed_cached, text_key
 from store.loader import LoadedMemory
 from store.models import Incident
@@ -120,10 +120,11 @@ class MemoryIndex:
     """
 
     def __init__(self, data_dir: Path, embedder: Embedder | None = None,
-                 cache: EmbeddingCache | None = None) -> None:
+                 cache: EmbeddingCache | None = None, calibration_file: Path | None = None) -> None:
         self.index_dir = data_dir / "index"
         self.embedder = embedder
         self.cache = cache if cache is not None else EmbeddingCache(data_dir / "embeddings.sqlite")
+        self.calibration_file = calibration_file or data_dir / TEAM_FILE
         self.meta: IndexMeta | None = None
         self._table: Any = None
         self._memory: LoadedMemory | None = None
@@ -160,6 +161,7 @@ class MemoryIndex:
             state = "stale"
         if state != "fresh":
             notices.extend(self.build(memory, progress))
+        notices.extend(self._apply_team_calibration())
         if self.meta and self.meta.embed_error:
             notices.append(f"recall is lexical only: {self.meta.embed_error}")
         return notices
@@ -183,7 +185,7 @@ class MemoryIndex:
                 source_hash=memory.source_hash, embedder=self.embedder_id, vector_dim=dim,
                 embed_error=embed_error, incidents=len(memory.incidents), rows=len(rows),
                 document_frequency=dict(document_frequency(memory.incidents)),
-                calibration=default_calibration(self.embedder_id if dim else None), ann=ann,
+                calibration=self._wanted_calibration(self.embedder_id if dim else None)[0], ann=ann,
                 built_at=datetime.now(UTC).isoformat(timespec="seconds"),
             )
             _write_meta(staging, meta)
@@ -198,6 +200,20 @@ class MemoryIndex:
         self._table = self._connect().open_table(TABLE)
         return [f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
                 + (", with vectors" if vectors is not None else ", lexical only")]
+
+    def _apply_team_calibration(self) -> list[str]:
+        """Use the team's own fitted calibration when there is one for this embedder."""
+        if self.meta is None:
+            return []
+        wanted, notice = self._wanted_calibration(self.embedder_id if self.has_vectors else None)
+        if wanted != self.meta.calibration:
+            self.meta = self.meta.model_copy(update={"calibration": wanted})
+            _write_meta(self.index_dir, self.meta)
+        return [notice] if notice else []
+
+    def _wanted_calibration(self, embedder_id: str | None) -> tuple[Calibration, str | None]:
+        team, notice = team_calibration(self.calibration_file, embedder_id)
+        return team or default_calibration(embedder_id), notice
 
     def _vectors_missing(self) -> bool:
         return bool(self.embedder and self.meta and self.meta.embed_error and not self.has_vectors)

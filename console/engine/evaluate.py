@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from console.engine.briefing import State
 from console.engine.deterministic import deterministic_briefing
+from store.calibration import TEAM_FILE
 from store.embedder import Embedder, EmbeddingCache
 from store.index import MemoryIndex
 from store.loader import YAML_LOADER, LoadedMemory
@@ -110,7 +111,8 @@ def eval_index(data_dir: Path, memory: LoadedMemory, embedder: Embedder | None,
                progress: Callable[[int, int], None] | None = None) -> MemoryIndex:
     """An index of ``memory`` in its own directory keyed by content hash (reused when fresh)."""
     eval_dir = data_dir / "eval" / memory.source_hash[:16]
-    index = MemoryIndex(eval_dir, embedder, EmbeddingCache(data_dir / "embeddings.sqlite"))
+    index = MemoryIndex(eval_dir, embedder, EmbeddingCache(data_dir / "embeddings.sqlite"),
+                        calibration_file=data_dir / TEAM_FILE)
     index.open(memory, progress=progress)
     return index
 

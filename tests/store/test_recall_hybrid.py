@@ -175,3 +175,37 @@ def test_hidden_incident_is_never_recalled(engine: TriageEngine) -> None:
     assert recall(engine.index, alert).ranked[0].incident_id == "INC-1729"
     hidden = recall(engine.index, alert, hidden={"INC-1729"})
     assert "INC-1729" not in [r.incident_id for r in hidden.ranked]
+
+
+def test_offline_still_runs_the_in_process_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # TRIAGE_OFFLINE=1 means "call no server": the Ollama embedding model is not asked, but
+    # MiniLM runs in-process, so recall stays hybrid.
+    monkeypatch.setenv("TRIAGE_OFFLINE", "1")
+    monkeypatch.setenv("TRIAGE_EMBED_MODEL", "nomic-embed-text")
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    engine = TriageEngine(Settings.from_env())
+    briefing = engine.brief(parse_alert(KEYERROR))
+    assert briefing.search is not None and briefing.search.mode == "hybrid"
+    assert engine.index is not None and engine.index.embedder_id == "all-MiniLM-L6-v2"
+
+
+def test_a_team_calibration_is_used_for_its_embedder_only(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.calibration import HYBRID_MINILM
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    # A team that fitted a very strict floor on its own alerts: the checkout alert now abstains.
+    strict = HYBRID_MINILM.model_copy(update={"floor": 5.0, "fitted_on": "our alerts"})
+    (data_dir / "calibration.json").write_text(strict.model_dump_json(), encoding="utf-8")
+    engine = TriageEngine(Settings.from_env())
+    briefing = engine.brief(parse_alert(KEYERROR))
+    assert briefing.state == "no_prior_incident"
+    assert briefing.search is not None and "≥ 5" in briefing.search.gate
+    # The same file with another embedder's name is refused, with a notice saying so.
+    other = strict.model_copy(update={"embedder": "ollama:nomic-embed-text"})
+    (data_dir / "calibration.json").write_text(other.model_dump_json(), encoding="utf-8")
+    engine = TriageEngine(Settings.from_env())
+    status = engine.load()
+    assert any("fitted for embedder ollama:nomic-embed-text" in n for n in status.notices)
+    assert engine.brief(parse_alert(KEYERROR)).state == "proven"

@@ -26,7 +26,8 @@ class Calibration(BaseModel):
     floor: float = Field(description="the best incident's fused score must reach this")
     relative: float = Field(description="other incidents must reach this share of the best")
     max_incidents: int = 8
-    min_shared_terms: int = Field(2, description="lexical only: fewer shared terms is a coincidence")
+    min_shared_terms: int = Field(default=2,
+                                  description="lexical only: fewer shared terms is a coincidence")
     fitted_on: str = ""
 
     def fuse(self, cosine: float | None, bm25: float | None, coverage: float) -> float:

@@ -104,16 +104,16 @@ def recalled_records(recall: Recall) -> list[RecalledRecord]:
     """The recall as the sidebar and the JSON show it: every action, or the bare incident."""
     records = []
     for incident in recall.incidents:
-        evidence = {"cosine": incident.cosine, "bm25": incident.bm25}
         if not incident.actions:
             records.append(RecalledRecord(
                 incident_id=incident.incident_id, action_id=None, service=incident.service,
                 outcome=None, score=incident.score, text=incident.document,
-                title=incident.title, **evidence))
+                title=incident.title, cosine=incident.cosine, bm25=incident.bm25))
         records.extend(RecalledRecord(
             incident_id=a.incident_id, action_id=a.action_id, service=a.service,
             outcome=a.outcome, score=a.score, text=a.text, title=a.title, action=a.action,
-            explanation=a.explanation, kind=a.kind, confirmed=a.confirmed, **evidence,
+            explanation=a.explanation, kind=a.kind, confirmed=a.confirmed,
+            cosine=incident.cosine, bm25=incident.bm25,
         ) for a in incident.actions)
     return records
 

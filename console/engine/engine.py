@@ -14,7 +14,7 @@ from console.engine.deterministic import deterministic_briefing, recalled_record
 from console.engine.model_client import ModelClient, ModelUnavailable, Progress, is_pulled
 from console.engine.prompts import looks_like_instructions
 from console.engine.steer import run_model
-from store.embedder import NO_EMBEDDER, EmbedProgress, Embedder, OllamaEmbedder
+from store.embedder import NO_EMBEDDER, Embedder, EmbedProgress, OllamaEmbedder
 from store.index import MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
 from store.models import Incident

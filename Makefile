@@ -46,7 +46,10 @@ index: $(STAMP)
 	$(BIN)/triage index --rebuild
 
 bench: $(TEST_STAMP)
-	$(BIN)/python bench/recall_bench.py
+	$(BIN)/python bench/vector_bench.py
+	$(BIN)/python bench/build_bench.py
+	@if [ -d ../shared/eval/postmortems ]; then $(BIN)/python bench/recall_eval.py; \
+	else echo "bench/recall_eval.py skipped: ../shared/eval/postmortems not found"; fi
 
 ## make wheelhouse: every wheel an install needs (this Python and platform), for WHEELHOUSE=wheelhouse
 wheelhouse:

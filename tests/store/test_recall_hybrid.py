@@ -209,3 +209,44 @@ def test_a_team_calibration_is_used_for_its_embedder_only(tmp_path: Path,
     status = engine.load()
     assert any("fitted for embedder ollama:nomic-embed-text" in n for n in status.notices)
     assert engine.brief(parse_alert(KEYERROR)).state == "proven"
+
+
+class HashingEmbedder:
+    """Deterministic 64-d bag-of-words vectors: plumbing tests at sizes MiniLM would be slow for."""
+
+    id = "test-hashing"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import hashlib
+
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in terms(text) or ["<empty>"]:
+                digest = hashlib.sha256(word.encode()).digest()
+                out[row, digest[0] % 64] += 1.0 if digest[1] & 1 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+def test_a_large_memory_gets_an_ann_index_with_exact_cosines(
+        tmp_path: Path, write_incidents, incident, monkeypatch: pytest.MonkeyPatch) -> None:
+    import store.index
+
+    monkeypatch.setattr(store.index, "ANN_MIN_ROWS", 300)
+    words = ["queue", "disk", "latency", "cache", "dns", "cert", "pool", "lock", "quota", "gc"]
+    path = write_incidents([
+        incident(f"INC-{n}", symptoms=f"{words[n % 10]} {words[n // 10 % 10]} {words[n // 100]} "
+                                      f"trouble on host {n}") for n in range(320)])
+    embedder = HashingEmbedder()
+    index = MemoryIndex(tmp_path / "data", embedder)
+    index.open(load_incidents(path))
+    assert index.meta is not None and index.meta.ann
+    alert = "dns latency trouble on host 42"
+    found = recall(index, alert)
+    assert found.ranked
+    query = embedder.embed([alert])[0]
+    documents = {c.incident.id: c.document for c in index.search(alert, query, 50)}
+    # The gate reads cosines: through the ANN index they must be exact, not quantised.
+    for ranked in found.ranked[:10]:
+        exact = float(np.dot(embedder.embed([documents[ranked.incident_id]])[0], query))
+        assert ranked.cosine == pytest.approx(exact, abs=1e-4)

@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,10 +68,15 @@ class IndexMeta(BaseModel):
 class Candidate:
     """One incident the search turned up, with each layer of evidence that found it."""
 
-    incident: Incident
+    incident_id: str
+    record: str  # the incident as stored (JSON); parsed only for the incidents recall keeps
     cosine: float | None
     bm25: float | None
     document: str
+
+    @cached_property
+    def incident(self) -> Incident:
+        return Incident.model_validate_json(self.record)
 
 
 def read_meta(index_dir: Path) -> IndexMeta | None:
@@ -329,8 +335,7 @@ class MemoryIndex:
 
                 cosine = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
         bm25 = float(row["_score"]) if row.get("_score") is not None else None
-        return Candidate(Incident.model_validate_json(row["record"]), cosine, bm25,
-                         row["document"])
+        return Candidate(row["incident_id"], row["record"], cosine, bm25, row["document"])
 
 
 def _adjusted_frequency(frequency: dict[str, int], previous: Incident | None,

@@ -113,7 +113,7 @@ def rank(candidates: list[Candidate], query_terms: list[str], calibration: Calib
         share = coverage(query_terms, document_terms, frequencies, documents)
         if calibration.embedder is None and shared < needed:
             share = 0.0  # one rare shared word is a coincidence, not a match
-        ranked.append(Ranked(candidate.incident.id,
+        ranked.append(Ranked(candidate.incident_id,
                              calibration.fuse(candidate.cosine, candidate.bm25, share),
                              candidate.cosine, candidate.bm25, share, shared))
     ranked.sort(key=lambda r: (-r.score, r.incident_id))
@@ -152,11 +152,11 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
 
         calibration = default_calibration(None)
     found = index.search(searchable, vector, CANDIDATES + len(hidden))
-    candidates = {c.incident.id: c for c in found if c.incident.id not in hidden}
+    candidates = {c.incident_id: c for c in found if c.incident_id not in hidden}
     frequencies = dict(index.meta.document_frequency) if index.meta else {}
     documents = index.meta.incidents if index.meta else 0
     for candidate in found:
-        if candidate.incident.id in hidden:
+        if candidate.incident_id in hidden:
             documents -= 1
             for term in set(terms(candidate.document)):
                 frequencies[term] = frequencies.get(term, 1) - 1

@@ -10,6 +10,7 @@ import pytest
 from store.embedder import OllamaEmbedder
 from store.index import TABLE, IndexUnavailable, MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
+from store.minilm import MiniLMEmbedder
 from store.recall import recall
 from tests.conftest import BUNDLED_INCIDENTS
 from tests.fake_ollama import FakeOllama, refused_host
@@ -97,12 +98,12 @@ def test_comment_and_whitespace_edit_keeps_it_fresh(tmp_path: Path, write_incide
 
 def test_deleted_index_is_rebuilt_with_same_answers(bundled_data_dir: Path,
                                                     bundled_memory: LoadedMemory) -> None:
-    index = MemoryIndex(bundled_data_dir)
+    index = MemoryIndex(bundled_data_dir, MiniLMEmbedder())
     assert index.open(bundled_memory) == []
     before = answers(index)
     shutil.rmtree(bundled_data_dir / "index")
 
-    rebuilt = MemoryIndex(bundled_data_dir)
+    rebuilt = MemoryIndex(bundled_data_dir, MiniLMEmbedder())
     notices = rebuilt.open(bundled_memory)
     built = f"index built: {len(bundled_memory.incidents)} incidents"
     assert any(built in n for n in notices), notices
@@ -150,7 +151,7 @@ def test_damaged_index_is_rebuilt_or_reported_never_a_crash(damage, bundled_data
                                                             bundled_memory: LoadedMemory) -> None:
     damage(bundled_data_dir / "index")
     try:
-        index = MemoryIndex(bundled_data_dir)
+        index = MemoryIndex(bundled_data_dir, MiniLMEmbedder())
         index.open(bundled_memory)
         found = recall(index, KEYERROR)
     except IndexUnavailable as exc:  # a clear error is acceptable, a lance traceback is not

@@ -177,7 +177,8 @@ def _gate_reason(ranked: list[Ranked], kept: list[Ranked], calibration: Calibrat
     if not ranked:
         return "nothing in memory shares a word or a meaning with this alert"
     best = ranked[0]
-    parts = [f"best match {best.incident_id}: fused {best.score:.2f}"]
+    # No incident id here: an id the briefing shows must be one it recalled (and cites).
+    parts = [f"best match: fused {best.score:.2f}"]
     if best.cosine is not None:
         parts.append(f"cosine {best.cosine:.2f}")
     if best.bm25 is not None:

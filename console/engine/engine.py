@@ -211,14 +211,16 @@ class TriageEngine:
 
     def _coverage(self, alert: Alert, recalled: Recall, briefing: Briefing,
                   quarantined: set[str]) -> list[SourceUse]:
-        memory_text = "\n".join(a.text for a in recalled.actions)
+        memory_text = "\n".join(a.text for a in recalled.actions) + "\n".join(
+            i.document for i in recalled.incidents if not i.actions)
+        record_count = sum(max(1, len(i.actions)) for i in recalled.incidents)
         uses = [
             SourceUse(source="alert", status="truncated" if alert.truncated else "used",
                       sha256=_short_sha(recalled.query),
                       detail=f"{len(recalled.redacted)} secret(s) redacted" if recalled.redacted
                       else ""),
             SourceUse(source="memory", status="used", sha256=_short_sha(memory_text),
-                      detail=f"{len(recalled.actions)} records from {len(recalled.incidents)} "
+                      detail=f"{record_count} records from {len(recalled.incidents)} "
                              f"incidents ({recalled.mode} recall)"),
         ]
         if quarantined:

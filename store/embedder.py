@@ -138,7 +138,7 @@ class EmbeddingCache:
 
 
 def embed_cached(embedder: Embedder, texts: list[str], cache: EmbeddingCache | None,
-                 progress: EmbedProgress | None = None, chunk: int = 64) -> np.ndarray:
+                 progress: EmbedProgress | None = None, chunk: int = 256) -> np.ndarray:
     """Embed ``texts`` (rows in the same order), taking what it can from ``cache``."""
     import numpy as np
 

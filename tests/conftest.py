@@ -22,6 +22,7 @@ BUNDLED_INCIDENTS = REPO_ROOT / "incidents.yaml"
 # Variables that would let a developer's machine leak into a test.
 _MACHINE_ENV = (
     "OLLAMA_HOST", "TRIAGE_MODEL", "TRIAGE_EMBED_MODEL", "TRIAGE_OFFLINE", "TRIAGE_MODEL_TIMEOUT",
+    "TRIAGE_EMBEDDER_WEIGHTS",
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
 )
 

@@ -12,8 +12,8 @@ import shutil
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -124,6 +124,7 @@ class FakeOllama:
         self.tags_fault: Fault | None = None  # applies to /api/tags and /api/version
         self.slow_delay = 1.0  # seconds Fault.SLOW waits before answering
         self.requests: list[dict] = []
+        self.abandoned = 0  # responses the client hung up on before they were complete
         self._queue: deque[ChatReply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -186,7 +187,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             super().handle()
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (timeout) before we answered: expected in fault tests
+            # The client gave up (timeout, or a cancelled briefing closed its stream).
+            with self.server_ref._lock:
+                self.server_ref.abandoned += 1
 
     # -- plumbing ---------------------------------------------------------
     def _head(self, status: int, ctype: str, length: int | None) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from console.engine.briefing import (
+    Attempt,
     Briefing,
     Evidence,
+    GuardEntry,
     RecalledRecord,
     Recommendation,
     SearchInfo,
@@ -126,8 +128,15 @@ def search_info(recall: Recall, memory_incidents: int, notices: list[str]) -> Se
 
 
 def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str | None,
-                           notices: list[str] | None = None) -> Briefing:
-    """The briefing from the recall alone; confidence is that of the lead recommendation."""
+                           notices: list[str] | None = None,
+                           records: list[RecalledRecord] | None = None,
+                           attempts: list[Attempt] | None = None,
+                           guard_log: list[GuardEntry] | None = None) -> Briefing:
+    """The briefing from the recall alone; confidence is that of the lead recommendation.
+
+    ``records`` (the recall as shown, e.g. with quarantine flags), ``attempts`` and
+    ``guard_log`` (of rejected model drafts) are carried into the result as given.
+    """
     ranked = recommendations_from(recall)
     warnings = warnings_from(recall)
     lead_cited = ranked[0][1] if ranked else []
@@ -143,7 +152,8 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
         state = "unproven"
     return Briefing(
         state=state, source="deterministic", model=None, degraded=degraded,
-        recalled=recalled_records(recall),
+        recalled=records if records is not None else recalled_records(recall),
+        attempts=attempts or [], guard_log=guard_log or [],
         summary=_summary(recall, state, [r for r, _ in ranked], warnings, memory_incidents),
         recommendations=[r for r, _ in ranked], warnings=warnings, confidence=confidence,
         search=search_info(recall, memory_incidents, notices or []),

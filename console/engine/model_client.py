@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from console.engine.request import BriefingCancelled
+
 
 def is_pulled(model: str, pulled: list[str]) -> bool:
     """Ollama lists ``name:latest`` for a model pulled as ``name``."""
@@ -42,8 +44,13 @@ class ModelClient:
 
     def chat(self, messages: list[dict[str, str]], schema: dict[str, Any], attempt: int,
              on_progress: Callable[[Progress], None] | None = None,
-             deadline: float | None = None) -> str:
-        """The model's whole answer, or ModelUnavailable saying why there is none."""
+             deadline: float | None = None,
+             cancelled: Callable[[], bool] | None = None) -> str:
+        """The model's whole answer, or ModelUnavailable saying why there is none.
+
+        Raises BriefingCancelled as soon as ``cancelled()`` is true between chunks; leaving the
+        stream closes the HTTP response, so the server stops generating for us.
+        """
         import httpx
         import ollama
 
@@ -55,19 +62,27 @@ class ModelClient:
         try:
             stream = self._client().chat(model=self.model, messages=messages, format=schema,
                                          stream=True, options={"temperature": 0})
-            for chunk in stream:
-                piece = chunk.message.content or ""
-                pieces.append(piece)
-                size += len(piece)
-                now = time.monotonic()
-                if on_progress is not None:
-                    on_progress(Progress(attempt, size, now - started))
-                if now > limit:
-                    raise ModelUnavailable(f"model {self.model} too slow: no complete answer "
-                                           f"within {self.timeout:g}s")
-                if chunk.done:
-                    break
-        except ModelUnavailable:
+            try:
+                for chunk in stream:
+                    if cancelled is not None and cancelled():
+                        raise BriefingCancelled()
+                    piece = chunk.message.content or ""
+                    pieces.append(piece)
+                    size += len(piece)
+                    now = time.monotonic()
+                    if on_progress is not None:
+                        on_progress(Progress(attempt, size, now - started))
+                    if now > limit:
+                        raise ModelUnavailable(f"model {self.model} too slow: no complete "
+                                               f"answer within {self.timeout:g}s")
+                    if chunk.done:
+                        break
+            finally:
+                # Closing the generator closes the HTTP response: the server stops streaming.
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+        except (ModelUnavailable, BriefingCancelled):
             raise
         except ollama.ResponseError as exc:
             if exc.status_code == 404:

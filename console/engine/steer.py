@@ -13,6 +13,7 @@ from console.engine.draft import Draft, DraftRejected
 from console.engine.guards import GuardedDraft, guard_draft
 from console.engine.model_client import ModelClient, ModelUnavailable, Progress
 from console.engine.prompts import GENERATOR_VERSION, Contract, build_messages, read_goal
+from console.engine.request import BriefingCancelled
 from store.recall import Recall, RecalledAction
 
 EVIDENCE_CAP = 600
@@ -26,6 +27,7 @@ class SteerResult:
     attempts: list[Attempt] = field(default_factory=list)
     guard_log: list[GuardEntry] = field(default_factory=list)
     degraded: str | None = None
+    audit_error: str | None = None
 
 
 def _sha(text: str) -> str:
@@ -53,8 +55,13 @@ def steer_note(contract: Contract, contract_sha256: str, rejection: DraftRejecte
 def run_model(client: ModelClient, alert_text: str, recall: Recall,
               prompt_records: list[RecalledAction], audit: AuditLog, max_attempts: int = 3,
               budget: float = 120.0,
-              on_progress: Callable[[Progress], None] | None = None) -> SteerResult:
-    """Up to ``max_attempts`` drafts; stop early on the same failure twice or the budget."""
+              on_progress: Callable[[Progress], None] | None = None,
+              cancelled: Callable[[], bool] | None = None) -> SteerResult:
+    """Up to ``max_attempts`` drafts; stop early on the same failure twice or the budget.
+
+    ``cancelled`` is polled by the model client between streamed chunks: once it is true the
+    stream is abandoned and BriefingCancelled raised (the attempt is audited as cancelled).
+    """
     contract = Contract()
     contract_sha256 = contract.sha256
     schema = Draft.model_json_schema()
@@ -73,7 +80,11 @@ def run_model(client: ModelClient, alert_text: str, recall: Recall,
                  "model": client.model, "generator": GENERATOR_VERSION,
                  "prompt_sha256": _sha("\n".join(m["content"] for m in messages))}
         try:
-            output = client.chat(messages, schema, number, on_progress, deadline)
+            output = client.chat(messages, schema, number, on_progress, deadline, cancelled)
+        except BriefingCancelled:
+            audit.append({**entry, "result": "cancelled",
+                          "duration_ms": round((time.monotonic() - started) * 1000)})
+            raise
         except ModelUnavailable as exc:
             result.degraded = str(exc)
             result.attempts.append(Attempt(n=number, result="unavailable", reason=str(exc),
@@ -107,8 +118,10 @@ def run_model(client: ModelClient, alert_text: str, recall: Recall,
                       "guard_log": [g.model_dump() for g in guarded.log]})
         result.accepted = guarded
         result.guard_log.extend(guarded.log)
+        result.audit_error = audit.error
         return result
     if result.degraded is None:
         result.degraded = (f"model drafts rejected {len(result.attempts)}× — deterministic "
                            "briefing")
+    result.audit_error = audit.error
     return result

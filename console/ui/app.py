@@ -1,21 +1,47 @@
-"""The Textual app: receives its settings and engine; owns screens and global keys."""
+"""The Textual app: the one owner of the console's state; screens render what it decides.
+
+Threads: the memory worker and the briefing worker run on threads of their own and only
+post messages (tagged, for a briefing, with its request id). Every attribute of the App —
+the engine's memory, the memory status, the current request — changes on the App's event
+loop, in the handlers below. A result for a request that is no longer current is dropped
+(and the audit log says so), never shown.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from console.engine.alert import AlertError, parse_alert
+from console.engine.audit import AuditLog
+from console.engine.briefing import RecalledRecord
 from console.engine.config import Settings
-from console.engine.engine import TriageEngine
+from console.engine.engine import MemoryStatus, TriageEngine
+from console.engine.model_client import Progress
+from console.engine.pipeline import Hooks
+from console.engine.request import BriefingCancelled, BriefingRequest
+from console.ui.messages import (
+    BriefingFailed,
+    BriefingReady,
+    DraftProgress,
+    IndexProgress,
+    MemoryFailed,
+    MemoryLoaded,
+    ModelState,
+    RecallReady,
+)
 from console.ui.screens.error import ErrorScreen
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.postmortem import PostmortemScreen
+from store.loader import IncidentFileError
 
 
 def postmortem_commands(screen: PostmortemScreen) -> Iterable[SystemCommand]:
@@ -45,9 +71,151 @@ class TriageApp(App[None]):
         super().__init__()
         self.settings = settings
         self.engine = engine or TriageEngine(settings)
+        self.memory_status: MemoryStatus | None = None
+        self.model_state: str | None = None
+        self.request: BriefingRequest | None = None
+        self._last_request_id = 0
+        self.audit = AuditLog(settings.data_dir / "audit.jsonl")
 
     def on_mount(self) -> None:
+        # The main screen asks for the memory after its first paint (see MainScreen.on_mount).
         self.push_screen(MainScreen(self.engine))
+
+    @property
+    def main_screen(self) -> MainScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    # --- workers: never touch widgets or App state, only post messages ---------------------
+
+    @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
+    def load_memory(self) -> None:
+        posted = [0.0]
+
+        def on_progress(done: int, total: int) -> None:
+            # At most ~4 redraws a second: a first build of thousands of incidents is minutes.
+            now = time.monotonic()
+            if done == total or now - posted[0] >= 0.25:
+                posted[0] = now
+                self.post_message(IndexProgress(done, total))
+
+        try:
+            self.post_message(MemoryLoaded(self.engine.load(progress=on_progress)))
+        except IncidentFileError as exc:
+            self.post_message(MemoryFailed.from_error(exc))
+            return
+        self.post_message(ModelState(self.engine.model_state()))
+
+    @work(thread=True, group="brief", exit_on_error=False)
+    def run_brief(self, request: BriefingRequest) -> None:
+        def on_recall(records: list[RecalledRecord]) -> None:
+            self.post_message(RecallReady(records, request.id))
+
+        def on_progress(progress: Progress) -> None:
+            self.post_message(DraftProgress(progress, request.id))
+
+        try:
+            briefing = self.engine.run(request, Hooks(on_recall, on_progress))
+        except BriefingCancelled:
+            self.audit.append({"event": "briefing_cancelled", "request": request.id})
+            return
+        except IncidentFileError as exc:
+            self.post_message(MemoryFailed.from_error(exc))
+            return
+        self.post_message(BriefingReady(briefing, request.id))
+
+    # --- what screens and keys ask of the App ------------------------------------------------
+
+    def reload_memory(self) -> None:
+        """Re-read the incidents file; every screen hears the result."""
+        if self.main_screen is not None:
+            self.main_screen.show_reloading()
+        self.load_memory()
+
+    def submit_alert(self, raw_alert: str) -> None:
+        """A new briefing request; the running one (if any) is cancelled and its answer dropped."""
+        self.cancel_briefing(quiet=True)
+        main = self.main_screen
+        try:
+            alert = parse_alert(raw_alert)
+        except AlertError as exc:
+            if main is not None:
+                main.show_failure(str(exc))
+            return
+        self._last_request_id += 1
+        self.request = BriefingRequest(alert, self._last_request_id)
+        if main is not None:
+            main.show_started()
+        self.run_brief(self.request)
+
+    def cancel_briefing(self, quiet: bool = False) -> bool:
+        """Cancel the briefing being prepared; True if there was one."""
+        request, self.request = self.request, None
+        if request is None:
+            if not quiet:
+                self.notify("No briefing is being prepared.", timeout=3)
+            return False
+        request.cancel.cancel()
+        if not quiet and self.main_screen is not None:
+            self.main_screen.show_cancelled()
+        return True
+
+    def _is_current(self, request_id: int, what: str) -> bool:
+        if self.request is not None and self.request.id == request_id:
+            return True
+        self.audit.append({"event": "stale_result_dropped", "what": what, "request": request_id,
+                           "current": self.request.id if self.request else None})
+        return False
+
+    # --- handlers: the only place App state changes ------------------------------------------
+
+    def on_index_progress(self, message: IndexProgress) -> None:
+        if self.main_screen is not None:
+            self.main_screen.show_index_progress(message.done, message.total)
+
+    def on_memory_loaded(self, message: MemoryLoaded) -> None:
+        self.memory_status = message.status
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen | PostmortemScreen):
+                screen.memory_loaded(message.status)
+
+    def on_memory_failed(self, message: MemoryFailed) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen | PostmortemScreen):
+                screen.memory_failed(message.title, list(message.problems))
+
+    def on_model_state(self, message: ModelState) -> None:
+        self.model_state = message.label
+        if self.main_screen is not None:
+            self.main_screen.show_status()
+
+    def on_recall_ready(self, message: RecallReady) -> None:
+        if self._is_current(message.request_id, "recall") and self.main_screen is not None:
+            self.main_screen.show_recall(message.records,
+                                         asking_model=self.engine.model_client() is not None)
+
+    def on_draft_progress(self, message: DraftProgress) -> None:
+        if self._is_current(message.request_id, "draft progress") and self.main_screen is not None:
+            self.main_screen.show_progress(message.progress)
+
+    def on_briefing_ready(self, message: BriefingReady) -> None:
+        if not self._is_current(message.request_id, "briefing"):
+            return
+        self.request = None
+        if self.main_screen is not None:
+            self.main_screen.show_briefing(message.briefing)
+
+    def on_briefing_failed(self, message: BriefingFailed) -> None:
+        if self._is_current(message.request_id, "failure") and self.main_screen is not None:
+            self.request = None
+            self.main_screen.show_failure(message.reason)
+
+    def saved(self, status: MemoryStatus, incident_id: str) -> None:
+        """A postmortem was saved: the memory status follows."""
+        self.memory_status = status
+        if self.main_screen is not None:
+            self.main_screen.show_status(f"saved {incident_id}")
+
+    # --- global keys and the palette --------------------------------------------------------
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -55,7 +223,7 @@ class TriageApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        main = self.main_screen
         yield SystemCommand("Help", "What the console shows, and every key (F1)", self.action_help)
         if isinstance(screen, PostmortemScreen):
             yield from postmortem_commands(screen)
@@ -68,6 +236,9 @@ class TriageApp(App[None]):
                                 main.action_focus_recalled)
             yield SystemCommand("Reload memory", "Re-read the incidents file (F5)",
                                 main.action_reload_memory)
+            if self.request is not None:
+                yield SystemCommand("Cancel briefing", "Stop preparing the current briefing "
+                                    "(Esc in the alert box)", self.cancel_briefing)
             if screen is main:
                 yield SystemCommand("Record postmortem", "Record a new incident; symptoms and "
                                     "service start from the alert (ctrl+r)",
@@ -79,6 +250,8 @@ class TriageApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
+            if event.worker.group == "brief":
+                self.request = None
             self.push_screen(ErrorScreen(
                 f"Something went wrong in {event.worker.name or 'a background task'}",
                 f"{type(error).__name__}: {error}\n\nIf it persists, run `triage index --rebuild` "

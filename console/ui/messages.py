@@ -1,4 +1,4 @@
-"""Messages that workers post to the UI; handlers on the main screen own every change."""
+"""Messages that workers post to the App; its handlers own every change of state."""
 
 from __future__ import annotations
 
@@ -41,16 +41,19 @@ class MemoryFailed(Message):
 @dataclass
 class RecallReady(Message):
     records: list[RecalledRecord]
+    request_id: int
 
 
 @dataclass
 class BriefingReady(Message):
     briefing: Briefing
+    request_id: int
 
 
 @dataclass
 class BriefingFailed(Message):
     reason: str
+    request_id: int
 
 
 @dataclass
@@ -63,3 +66,4 @@ class DraftProgress(Message):
     """How far the model's draft has come — size and time only, never its text."""
 
     progress: Progress
+    request_id: int

@@ -1,39 +1,32 @@
-"""The main screen: alert, briefing, recalled memory, confidence, status."""
+"""The main screen: alert, briefing, recalled memory, confidence, status.
+
+It renders what the App decides (see console/ui/app.py) and turns keys into requests to it.
+"""
 
 from __future__ import annotations
 
-import time
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from console.engine.alert import AlertError, parse_alert
-from console.engine.briefing import RecalledRecord
+from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.engine.model_client import Progress
-from console.ui.messages import (
-    BriefingFailed,
-    BriefingReady,
-    DraftProgress,
-    IndexProgress,
-    MemoryFailed,
-    MemoryLoaded,
-    ModelState,
-    RecallReady,
-)
 from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.screens.record import RecordScreen
 from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.status_line import StatusLine
-from store.loader import IncidentFileError
+
+if TYPE_CHECKING:
+    from console.ui.app import TriageApp
 
 
 class MainScreen(Screen[None]):
@@ -50,6 +43,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+r", "record_postmortem", "Record postmortem",
                 tooltip="Record a postmortem; symptoms and service start from the alert",
                 id="record-postmortem"),
+        Binding("escape", "cancel_briefing", "Cancel", show=False,
+                tooltip="Stop preparing the current briefing", id="cancel-briefing"),
         Binding("e", "edit_incident", "Edit incident",
                 tooltip="Edit the incident of the highlighted recalled record",
                 id="edit-incident"),
@@ -58,8 +53,6 @@ class MainScreen(Screen[None]):
     def __init__(self, engine: TriageEngine) -> None:
         super().__init__()
         self.engine = engine
-        self.status: MemoryStatus | None = None
-        self.model_state: str | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -74,135 +67,97 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#alert-input", Input).focus()
         # Load after the first paint: the worker's imports (LanceDB ~1 s) compete for the GIL.
-        self.call_after_refresh(self.load_memory)
+        self.call_after_refresh(self.triage_app.load_memory)
 
-    # --- workers: never touch widgets, only post messages -------------------------------
+    @property
+    def triage_app(self) -> TriageApp:
+        from console.ui.app import TriageApp
 
-    @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
-    def load_memory(self) -> None:
-        posted = [0.0]
+        assert isinstance(self.app, TriageApp)
+        return self.app
 
-        def on_progress(done: int, total: int) -> None:
-            # At most ~4 redraws a second: a first build of thousands of incidents is minutes.
-            now = time.monotonic()
-            if done == total or now - posted[0] >= 0.25:
-                posted[0] = now
-                self.post_message(IndexProgress(done, total))
+    # --- rendering what the App decided (called on the event loop, never from a worker) ---
 
-        try:
-            self.post_message(MemoryLoaded(self.engine.load(progress=on_progress)))
-        except IncidentFileError as exc:
-            self.post_message(MemoryFailed.from_error(exc))
-            return
-        self.post_message(ModelState(self.engine.model_state()))
-
-    @work(thread=True, exclusive=True, group="brief", exit_on_error=False)
-    def run_brief(self, raw_alert: str) -> None:
-        try:
-            alert = parse_alert(raw_alert)
-        except AlertError as exc:
-            self.post_message(BriefingFailed(str(exc)))
-            return
-
-        def on_recall(records: list[RecalledRecord]) -> None:
-            self.post_message(RecallReady(records))
-
-        def on_progress(progress: Progress) -> None:
-            self.post_message(DraftProgress(progress))
-
-        try:
-            briefing = self.engine.brief(alert, on_recall=on_recall, on_progress=on_progress)
-        except IncidentFileError as exc:
-            self.post_message(MemoryFailed.from_error(exc))
-            return
-        self.post_message(BriefingReady(briefing))
-
-    # --- handlers own every state change -----------------------------------------------
-
-    def on_memory_loaded(self, message: MemoryLoaded) -> None:
-        self._tell_postmortem(MemoryLoaded(message.status))
-        self.status = message.status
-        self._show_status()
-        for notice in message.status.notices:
+    def memory_loaded(self, status: MemoryStatus) -> None:
+        self.show_status()
+        for notice in status.notices:
             self.notify(notice, title="Memory", timeout=6)
-        if message.status.incidents == 0:
+        if status.incidents == 0:
             self.query_one(BriefingPane).show_text(Text(
-                f"The memory is empty: {message.status.source} holds no incidents yet.\n"
+                f"The memory is empty: {status.source} holds no incidents yet.\n"
                 "Briefings will say 'no prior incident' until postmortems are recorded."))
 
-    def on_index_progress(self, message: IndexProgress) -> None:
-        if message.total and message.done < message.total:
-            self.query_one(StatusLine).show_problem(
-                f"indexing the memory · embedding {message.done}/{message.total} incidents "
-                "(first build; later saves re-embed only what changed)")
-
-    def on_model_state(self, message: ModelState) -> None:
-        self.model_state = message.label
-        self._show_status()
-
-    def _show_status(self, activity: str = "") -> None:
-        if self.status:
-            self.query_one(StatusLine).show_status(self.status, activity, self.model_state)
-
-    def on_draft_progress(self, message: DraftProgress) -> None:
-        progress = message.progress
-        self._show_status(f"drafting · attempt {progress.attempt} · {progress.characters} chars "
-                          f"· {progress.elapsed:.1f}s")
-        self.query_one(BriefingPane).show_working(
-            f"The model is drafting (attempt {progress.attempt}, {progress.characters} characters, "
-            f"{progress.elapsed:.1f}s).\nNothing it writes is shown until every citation, warning "
-            "and confidence figure has been checked against the memory.")
-
-    def on_memory_failed(self, message: MemoryFailed) -> None:
-        self._tell_postmortem(MemoryFailed(message.title, list(message.problems)))
-        self.query_one(StatusLine).show_problem(message.title + " — fix it, then F5 to reload")
-        text = Text(f"The memory cannot be loaded: {message.title}\n\n", style="bold red")
-        for line in message.problems:
+    def memory_failed(self, title: str, problems: list[str]) -> None:
+        self.query_one(StatusLine).show_problem(title + " — fix it, then F5 to reload")
+        text = Text(f"The memory cannot be loaded: {title}\n\n", style="bold red")
+        for line in problems:
             text.append(f"  {line}\n")
         text.append("\nNothing was changed. Fix the file (or run `triage check`), then press F5.",
                     style="bold")
         self.query_one(BriefingPane).show_text(text)
 
-    def on_recall_ready(self, message: RecallReady) -> None:
-        self.query_one(RecalledSidebar).show_records(message.records)
-        if message.records and self.engine.model_client() is not None:
-            self.query_one(BriefingPane).show_working(
-                f"Recalled {len(message.records)} records (see the sidebar). Asking the model "
-                "for a draft; it is checked against the memory before it is shown.")
+    def show_status(self, activity: str = "") -> None:
+        status = self.triage_app.memory_status
+        if status:
+            self.query_one(StatusLine).show_status(status, activity, self.triage_app.model_state)
 
-    def on_briefing_ready(self, message: BriefingReady) -> None:
-        briefing = message.briefing
-        self.query_one(BriefingPane).show_briefing(briefing)
-        self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
-        self.query_one(RecalledSidebar).show_records(briefing.recalled)
-        self._show_status()
+    def show_reloading(self) -> None:
+        self.query_one(StatusLine).show_problem("reloading memory…")
 
-    def on_briefing_failed(self, message: BriefingFailed) -> None:
-        self.query_one(BriefingPane).show_text(Text(message.reason, style="bold yellow"))
-        self._show_status()
+    def show_index_progress(self, done: int, total: int) -> None:
+        if total and done < total:
+            self.query_one(StatusLine).show_problem(
+                f"indexing the memory · embedding {done}/{total} incidents "
+                "(first build; later saves re-embed only what changed)")
 
-    @on(Input.Submitted, "#alert-input")
-    def submit_alert(self, event: Input.Submitted) -> None:
+    def show_started(self) -> None:
         self.query_one(RecalledSidebar).show_records([])
         self.query_one(ConfidencePanel).clear()
         self.query_one(BriefingPane).show_working("Recalling similar incidents…")
-        self._show_status("briefing…")
-        self.run_brief(event.value)
+        self.show_status("briefing… (Esc cancels)")
+
+    def show_recall(self, records: list[RecalledRecord], asking_model: bool) -> None:
+        self.query_one(RecalledSidebar).show_records(records)
+        if records and asking_model:
+            self.query_one(BriefingPane).show_working(
+                f"Recalled {len(records)} records (see the sidebar). Asking the model "
+                "for a draft; it is checked against the memory before it is shown. Esc cancels.")
+
+    def show_progress(self, progress: Progress) -> None:
+        self.show_status(f"drafting · attempt {progress.attempt} · {progress.characters} chars "
+                         f"· {progress.elapsed:.1f}s")
+        self.query_one(BriefingPane).show_working(
+            f"The model is drafting (attempt {progress.attempt}, {progress.characters} characters, "
+            f"{progress.elapsed:.1f}s).\nNothing it writes is shown until every citation, warning "
+            "and confidence figure has been checked against the memory. Esc cancels.")
+
+    def show_briefing(self, briefing: Briefing) -> None:
+        self.query_one(BriefingPane).show_briefing(briefing)
+        self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
+        self.query_one(RecalledSidebar).show_records(briefing.recalled)
+        self.show_status()
+
+    def show_failure(self, reason: str) -> None:
+        self.query_one(BriefingPane).show_text(Text(reason, style="bold yellow"))
+        self.show_status()
+
+    def show_cancelled(self) -> None:
+        self.query_one(BriefingPane).show_text(Text(
+            "Briefing cancelled — nothing from it will be shown. Enter briefs the alert again.",
+            style="bold yellow"))
+        self.show_status("cancelled")
+
+    @on(Input.Submitted, "#alert-input")
+    def submit_alert(self, event: Input.Submitted) -> None:
+        self.triage_app.submit_alert(event.value)
 
     @on(RecalledSidebar.Opened)
     def open_record(self, event: RecalledSidebar.Opened) -> None:
         self.app.push_screen(RecordScreen(event.record))
 
-    def _tell_postmortem(self, message: Message) -> None:
-        """An open postmortem form reacts to reloads (it keeps what was typed)."""
-        for screen in self.app.screen_stack:
-            if isinstance(screen, PostmortemScreen):
-                screen.post_message(message)
-
     def _postmortem_closed(self, result: SaveResult | None) -> None:
         if result is not None:
-            self.status = result.status
-            self._show_status(f"saved {result.incident.id}")
+            self.triage_app.saved(result.status, result.incident.id)
 
     def _open_postmortem(self, screen: PostmortemScreen) -> None:
         if self.engine.memory is None:
@@ -216,8 +171,7 @@ class MainScreen(Screen[None]):
 
     def action_record_postmortem(self) -> None:
         alert_text = self.query_one("#alert-input", Input).value
-        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
-                                               reload_memory=self.action_reload_memory))
+        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text))
 
     def action_edit_incident(self) -> None:
         record = self._highlighted_record()
@@ -229,8 +183,7 @@ class MainScreen(Screen[None]):
                         "again and pick another record.", title="Edit incident", timeout=6,
                         markup=False)
             return
-        self._open_postmortem(PostmortemScreen(self.engine, editing=incident,
-                                               reload_memory=self.action_reload_memory))
+        self._open_postmortem(PostmortemScreen(self.engine, editing=incident))
 
     def _highlighted_record(self) -> RecalledRecord | None:
         sidebars = self.query(RecalledSidebar)
@@ -255,5 +208,7 @@ class MainScreen(Screen[None]):
         self.query_one(RecalledSidebar).focus()
 
     def action_reload_memory(self) -> None:
-        self.query_one(StatusLine).show_problem("reloading memory…")
-        self.load_memory()
+        self.triage_app.reload_memory()
+
+    def action_cancel_briefing(self) -> None:
+        self.triage_app.cancel_briefing()

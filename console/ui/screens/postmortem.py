@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -17,8 +17,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState
 
 from console.engine.alert import AlertError, parse_alert
-from console.engine.engine import SaveResult, TriageEngine
-from console.ui.messages import MemoryFailed, MemoryLoaded
+from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
 from store.models import Incident
@@ -92,12 +91,10 @@ class PostmortemScreen(Screen[SaveResult | None]):
         changed_on_disk: bool
 
     def __init__(self, engine: TriageEngine, *, alert_text: str = "",
-                 editing: Incident | None = None,
-                 reload_memory: Callable[[], object] | None = None) -> None:
+                 editing: Incident | None = None) -> None:
         super().__init__()
         self.engine = engine
         self.editing = editing
-        self.reload_memory = reload_memory
         self.prefilled: list[str] = []
         self.initial = self._initial_values(alert_text)
         self.saving = False
@@ -228,19 +225,19 @@ class PostmortemScreen(Screen[SaveResult | None]):
         self._show_problems("Not saved — the incidents file changed on disk since it was loaded"
                             if message.changed_on_disk else "Not saved", lines)
 
-    def on_memory_loaded(self, message: MemoryLoaded) -> None:
-        """The main screen reloaded the memory (ctrl+l here, or F5 there)."""
+    def memory_loaded(self, status: MemoryStatus) -> None:
+        """The App reloaded the memory (ctrl+l here, or F5 on the main screen)."""
         self.reloading = False
         self.form.set_services(self.engine.known_services())
         self.query_one("#pm-heading", Static).update(self._heading())
-        self._show_problems(f"Memory reloaded: {message.status.incidents} incidents. Your form "
+        self._show_problems(f"Memory reloaded: {status.incidents} incidents. Your form "
                             "is unchanged — ctrl+s saves it.", notice=True)
         self.form.revalidate()
 
-    def on_memory_failed(self, message: MemoryFailed) -> None:
+    def memory_failed(self, title: str, problems: list[str]) -> None:
         self.reloading = False
-        self._show_problems(f"The memory cannot be reloaded: {message.title} — fix the file, "
-                            "then ctrl+l again (your form is kept)", message.problems)
+        self._show_problems(f"The memory cannot be reloaded: {title} — fix the file, "
+                            "then ctrl+l again (your form is kept)", problems)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The app shows the error itself; here the form just becomes usable again.
@@ -301,15 +298,17 @@ class PostmortemScreen(Screen[SaveResult | None]):
             self.app.bell()
 
     def action_reload(self) -> None:
-        if self.reload_memory is None:
-            self.notify("Reload is not available here.", timeout=3)
-            return
+        """Ask the App (the memory's one owner) to reload; the form hears back and is kept."""
         if self.saving:
             self.notify("Saving — reload after it finishes.", timeout=3)
             return
+        reload_memory = getattr(self.app, "reload_memory", None)
+        if reload_memory is None:
+            self.notify("Reload is not available here.", timeout=3)
+            return
         self.reloading = True
         self._show_problems("Reloading the memory from disk… your form is kept.", notice=True)
-        self.reload_memory()
+        reload_memory()
 
     def action_cancel(self) -> None:
         if self.saving:

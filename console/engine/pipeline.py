@@ -1,0 +1,194 @@
+"""The route of one alert, top to bottom: recall → quarantine → draft or fallback → assemble.
+
+Each briefing is a request with an id. Its worker reads a snapshot taken when it started
+(the memory and the index as loaded then, the settings), reports through one ``Hooks`` object,
+and checks its ``CancelToken`` between stages and between streamed chunks. The Briefing is
+assembled once, at the end, and never changed afterwards; whoever receives it compares the
+request id with the one it is waiting for and drops a stale answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from console.engine.alert import Alert
+from console.engine.audit import AuditLog
+from console.engine.briefing import Briefing, RecalledRecord, SourceUse
+from console.engine.config import Settings
+from console.engine.deterministic import deterministic_briefing, recalled_records, search_info
+from console.engine.model_client import ModelClient, Progress
+from console.engine.prompts import looks_like_instructions
+from console.engine.request import BriefingRequest, CancelToken
+from console.engine.steer import SteerResult, run_model
+from store.index import MemoryIndex
+from store.loader import LoadedMemory
+from store.recall import Recall, recall
+
+# A fast stream must not redraw the screen on every chunk.
+PROGRESS_INTERVAL = 0.1
+
+
+@dataclass(frozen=True)
+class MemorySnapshot:
+    """What a request reads: the memory and its index as they were when it started."""
+
+    memory: LoadedMemory
+    index: MemoryIndex
+    settings: Settings
+
+
+class Hooks:
+    """Where a request reports: recalled records, draft progress (rate-limited), the audit.
+
+    The defaults do nothing; the console passes callbacks that post tagged messages.
+    """
+
+    def __init__(self, on_recall: Callable[[list[RecalledRecord]], None] | None = None,
+                 on_progress: Callable[[Progress], None] | None = None,
+                 audit: AuditLog | None = None, interval: float = PROGRESS_INTERVAL,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._on_recall = on_recall
+        self._on_progress = on_progress
+        self.audit = audit
+        self._interval = interval
+        self._clock = clock
+        self._last_progress = float("-inf")
+
+    def recalled(self, records: list[RecalledRecord]) -> None:
+        if self._on_recall is not None:
+            self._on_recall(records)
+
+    def progress(self, progress: Progress) -> None:
+        now = self._clock()
+        if self._on_progress is not None and now - self._last_progress >= self._interval:
+            self._last_progress = now
+            self._on_progress(progress)
+
+
+def run(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None = None,
+        client: ModelClient | None = None) -> Briefing:
+    """The whole pipeline for one request; raises BriefingCancelled if it was cancelled."""
+    hooks = hooks or Hooks()
+    alert, cancel = request.alert, request.cancel
+    cancel.check()
+    recalled = recall(snapshot.index, alert.text)                               # 1. recall
+    quarantined = quarantine(recalled)                                          # 2. quarantine
+    records = [r.model_copy(update={"quarantined": r.action_id in quarantined})
+               for r in recalled_records(recalled)]
+    hooks.recalled(records)
+    cancel.check()
+    notices = _notices(snapshot, alert, quarantined)
+    steered = draft(recalled, quarantined, snapshot, hooks, client, cancel)     # 3. draft
+    cancel.check()
+    return assemble(recalled, records, quarantined, notices, steered, snapshot,  # 4. assemble
+                    alert, client)
+
+
+def quarantine(recalled: Recall) -> set[str]:
+    """Recalled records that read like instructions to a model: never evidence, never prompted."""
+    return {a.action_id for a in recalled.actions if looks_like_instructions(a.text)}
+
+
+def draft(recalled: Recall, quarantined: set[str], snapshot: MemorySnapshot, hooks: Hooks,
+          client: ModelClient | None, cancel: CancelToken) -> SteerResult | str:
+    """The model's guarded draft (with every attempt), or why the model was not asked."""
+    settings = snapshot.settings
+    if client is None:
+        return ("offline (TRIAGE_OFFLINE=1) — deterministic briefing" if settings.offline
+                else "no model configured (set TRIAGE_MODEL) — deterministic briefing")
+    if not recalled.incidents:
+        return "no prior incident — the model was not asked (nothing it could cite)"
+    prompt_records = [a for a in recalled.actions if a.action_id not in quarantined]
+    audit = hooks.audit or AuditLog(settings.data_dir / "audit.jsonl")
+    return run_model(client, recalled.query, recalled, prompt_records, audit,
+                     budget=settings.model_timeout * 2, on_progress=hooks.progress,
+                     cancelled=lambda: cancel.cancelled)
+
+
+def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[str],
+             notices: list[str], steered: SteerResult | str, snapshot: MemorySnapshot,
+             alert: Alert, client: ModelClient | None) -> Briefing:
+    """The one place a Briefing is built: from the model's accepted draft or the memory alone."""
+    size = len(snapshot.memory.incidents)
+    if isinstance(steered, SteerResult) and steered.audit_error:
+        notices.append(steered.audit_error)
+    if isinstance(steered, str) or steered.accepted is None:
+        degraded = steered if isinstance(steered, str) else steered.degraded
+        attempts = [] if isinstance(steered, str) else steered.attempts
+        guard_log = [] if isinstance(steered, str) else steered.guard_log
+        briefing = deterministic_briefing(recalled, size, degraded, notices, records=records,
+                                          attempts=attempts, guard_log=guard_log)
+    else:
+        accepted = steered.accepted
+        assert client is not None
+        briefing = Briefing(
+            state="proven" if accepted.confidence.proven else "unproven", source="model",
+            model=client.model, degraded=None, recalled=records, summary=accepted.summary,
+            recommendations=accepted.recommendations, warnings=accepted.warnings,
+            confidence=accepted.confidence, guard_log=steered.guard_log,
+            attempts=steered.attempts, search=search_info(recalled, size, notices),
+            likely_cause=accepted.likely_cause, steps=accepted.steps)
+    return briefing.model_copy(update={
+        "coverage": coverage(alert, recalled, briefing, quarantined, snapshot)})
+
+
+def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str]) -> list[str]:
+    notices = []
+    meta = snapshot.index.meta
+    if meta and meta.embed_error:
+        notices.append(f"recall is lexical only: {meta.embed_error}")
+    if alert.truncated:
+        notices.append("alert was longer than 20,000 characters; only the start was searched")
+    if quarantined:
+        notices.append(f"{len(quarantined)} recalled record(s) read like instructions to a "
+                       f"model and were kept out of the prompt: {', '.join(sorted(quarantined))}")
+    return notices
+
+
+def _short_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def coverage(alert: Alert, recalled: Recall, briefing: Briefing, quarantined: set[str],
+             snapshot: MemorySnapshot) -> list[SourceUse]:
+    """Which sources of evidence this briefing used, and which were missing (and why)."""
+    memory_text = "\n".join(a.text for a in recalled.actions) + "\n".join(
+        i.document for i in recalled.incidents if not i.actions)
+    record_count = sum(max(1, len(i.actions)) for i in recalled.incidents)
+    uses = [
+        SourceUse(source="alert", status="truncated" if alert.truncated else "used",
+                  sha256=_short_sha(recalled.query),
+                  detail=f"{len(recalled.redacted)} secret(s) redacted" if recalled.redacted
+                  else ""),
+        SourceUse(source="memory", status="used", sha256=_short_sha(memory_text),
+                  detail=f"{record_count} records from {len(recalled.incidents)} "
+                         f"incidents ({recalled.mode} recall)"),
+    ]
+    if quarantined:
+        uses.append(SourceUse(source="quarantined records", status="excluded",
+                              detail=", ".join(sorted(quarantined))))
+    index = snapshot.index
+    if index.embedder_id is None:
+        uses.append(SourceUse(source="embeddings", status="not_configured",
+                              detail="TRIAGE_EMBED_MODEL=none: lexical recall only"))
+    elif recalled.mode != "hybrid":
+        reason = (index.meta.embed_error if index.meta and index.meta.embed_error
+                  else "; ".join(recalled.notices))
+        uses.append(SourceUse(source=f"embeddings {index.embedder_id}", status="unavailable",
+                              detail=reason))
+    else:
+        uses.append(SourceUse(source=f"embeddings {index.embedder_id}", status="used"))
+    model = snapshot.settings.model
+    if briefing.source == "model":
+        accepted = briefing.attempts[-1]
+        uses.append(SourceUse(source=f"model {briefing.model}", status="used",
+                              sha256=accepted.output_sha256[:12], detail=f"attempt {accepted.n}"))
+    elif model:
+        uses.append(SourceUse(source=f"model {model}", status="unavailable",
+                              detail=briefing.degraded or ""))
+    else:
+        uses.append(SourceUse(source="model", status="not_configured"))
+    return uses

@@ -11,12 +11,37 @@ ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 
 
 class ActionOutcome(StrEnum):
-    """What an action did to the incident."""
+    """What an action did to the incident, best first (the order ``rank`` gives)."""
 
     RESOLVED = "RESOLVED"
     MITIGATED = "MITIGATED"
     NO_EFFECT = "NO_EFFECT"
     WORSENED = "WORSENED"
+
+    @property
+    def is_fix(self) -> bool:
+        """Evidence for a recommendation: it resolved or mitigated the incident."""
+        return self in (ActionOutcome.RESOLVED, ActionOutcome.MITIGATED)
+
+    @property
+    def is_failure(self) -> bool:
+        """It did nothing or made things worse: evidence against, never for, an action."""
+        return not self.is_fix
+
+    @property
+    def is_proof(self) -> bool:
+        """It resolved the incident: what the confidence rule counts as proven."""
+        return self is ActionOutcome.RESOLVED
+
+    @property
+    def rank(self) -> int:
+        """0 for the best outcome (RESOLVED) to 3 for the worst (WORSENED)."""
+        return list(ActionOutcome).index(self)
+
+    @property
+    def key(self) -> str:
+        """The one-letter key the postmortem form uses for it (r, m, n, w)."""
+        return {"NO_EFFECT": "n"}.get(self.value, self.value[0].lower())
 
 
 class Action(BaseModel):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from store.calibration import Calibration
 from store.embedder import EmbedderUnavailable
 from store.index import Candidate, MemoryIndex, incident_document
-from store.models import Incident
+from store.models import ActionOutcome, Incident
 from store.redact import REDACTION_MARKER, redact
 from store.terms import coverage, terms
 
@@ -28,7 +28,7 @@ class RecalledAction:
     local_action_id: str
     position: int
     service: str
-    outcome: str
+    outcome: ActionOutcome
     kind: str
     confirmed: bool
     title: str
@@ -195,7 +195,7 @@ def _recalled(candidate: Candidate, ranked: Ranked) -> RecalledIncident:
         RecalledAction(
             incident_id=incident.id, action_id=incident.action_ref(action),
             local_action_id=action.id, position=position, service=incident.service,
-            outcome=action.outcome.value, kind=action.kind or "",
+            outcome=action.outcome, kind=action.kind or "",
             confirmed=action.confirmed is not False, title=incident.title or "",
             symptoms=incident.symptoms, root_cause=incident.root_cause or "",
             action=action.action, explanation=action.explanation,

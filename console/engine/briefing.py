@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from store.models import ActionOutcome
+
 State = Literal["proven", "unproven", "no_prior_incident"]
 
 
@@ -20,7 +22,7 @@ class RecalledRecord(BaseModel):
     incident_id: str
     action_id: str | None
     service: str
-    outcome: str | None
+    outcome: ActionOutcome | None
     score: float
     text: str
     cosine: float | None = None
@@ -36,7 +38,7 @@ class RecalledRecord(BaseModel):
 class Evidence(BaseModel):
     incident_id: str
     action_id: str
-    outcome: str
+    outcome: ActionOutcome
 
 
 class Recommendation(BaseModel):

@@ -16,10 +16,13 @@ from console.engine.briefing import (
     Warning,
 )
 from console.engine.confidence import Cited, compute_confidence
+from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
 from store.terms import terms
 
-FIX_OUTCOMES = ("RESOLVED", "MITIGATED")
+# Kept only for console/engine/guards.py until it reads ActionOutcome.is_fix itself.
+FIX_OUTCOMES = tuple(o for o in ActionOutcome if o.is_fix)
+
 # Two recorded actions are "the same fix" when their wording overlaps this much.
 SAME_FIX_OVERLAP = 0.6
 
@@ -32,11 +35,10 @@ class FixGroup:
     members: list[RecalledAction] = field(default_factory=list)
 
     def best_per_incident(self) -> dict[str, RecalledAction]:
-        rank = {"RESOLVED": 0, "MITIGATED": 1, "NO_EFFECT": 2, "WORSENED": 3}
         best: dict[str, RecalledAction] = {}
         for member in self.members:
             current = best.get(member.incident_id)
-            if current is None or rank[member.outcome] < rank[current.outcome]:
+            if current is None or member.outcome.rank < current.outcome.rank:
                 best[member.incident_id] = member
         return best
 
@@ -65,12 +67,12 @@ def recommendations_from(recall: Recall) -> list[tuple[Recommendation, list[Cite
     ranked: list[tuple[tuple[int, int, float], Recommendation, list[Cited]]] = []
     for group in group_fixes(recall.actions):
         best = group.best_per_incident()
-        fixes = [a for a in best.values() if a.outcome in FIX_OUTCOMES]
+        fixes = [a for a in best.values() if a.outcome.is_fix]
         if not fixes:
             continue
-        failed = [a for a in best.values() if a.outcome not in FIX_OUTCOMES]
-        fixes.sort(key=lambda a: (a.outcome != "RESOLVED", -scores.get(a.incident_id, 0.0)))
-        resolved = sum(1 for a in fixes if a.outcome == "RESOLVED")
+        failed = [a for a in best.values() if a.outcome.is_failure]
+        fixes.sort(key=lambda a: (not a.outcome.is_proof, -scores.get(a.incident_id, 0.0)))
+        resolved = sum(1 for a in fixes if a.outcome.is_proof)
         recommendation = Recommendation(
             action=fixes[0].action,
             evidence=[Evidence(incident_id=a.incident_id, action_id=a.action_id,
@@ -90,7 +92,7 @@ def warnings_from(recall: Recall) -> list[Warning]:
     """Every recalled action that made things worse, with why."""
     warnings = []
     for action in recall.actions:
-        if action.outcome != "WORSENED":
+        if action.outcome is not ActionOutcome.WORSENED:
             continue
         suspected = " (explanation suspected, not confirmed)" if not action.confirmed else ""
         warnings.append(Warning(

@@ -16,7 +16,7 @@ from store.models import Action, ActionOutcome
 
 OUTCOME_CHOICES = [(outcome.value, outcome.value) for outcome in ActionOutcome]
 # With the outcome list closed, one letter picks the outcome (Enter still opens the list).
-OUTCOME_KEYS = {"r": "RESOLVED", "m": "MITIGATED", "n": "NO_EFFECT", "w": "WORSENED"}
+OUTCOME_KEYS = {outcome.key: outcome.value for outcome in ActionOutcome}
 
 
 def confirmed_label(confirmed: bool) -> Text:

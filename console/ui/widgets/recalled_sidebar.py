@@ -10,9 +10,10 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from console.engine.briefing import RecalledRecord
+from store.models import ActionOutcome
 
-OUTCOME_STYLE = {"RESOLVED": "bold green", "MITIGATED": "bold cyan",
-                 "NO_EFFECT": "bold white", "WORSENED": "bold red"}
+OUTCOME_STYLE = {ActionOutcome.RESOLVED: "bold green", ActionOutcome.MITIGATED: "bold cyan",
+                 ActionOutcome.NO_EFFECT: "bold white", ActionOutcome.WORSENED: "bold red"}
 
 
 def record_option(record: RecalledRecord) -> Text:
@@ -25,7 +26,8 @@ def record_option(record: RecalledRecord) -> Text:
         text.append(f" {record.service} · {record.title}", style="")
         return text
     text.append(f"{record.action_id} ", style="bold")
-    text.append(f"{record.outcome}", style=OUTCOME_STYLE.get(record.outcome or "", "bold"))
+    text.append(f"{record.outcome}", style=OUTCOME_STYLE[record.outcome] if record.outcome
+                else "bold")
     text.append(f"  {record.score:.2f}", style="dim")
     if not record.confirmed:
         text.append("  suspected", style="yellow")

@@ -97,7 +97,8 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
             note("duplicate_citation", f"warning {number} repeats {action.action_id}; dropped")
             continue
         warned.add(action.action_id)
-        text = scrub(item["text"], f"warning {number}") or action.action
+        # A blank text (or only spaces) is no text: the stored action is shown instead.
+        text = scrub(item["text"], f"warning {number}").strip() or action.action
         suspected = "" if action.confirmed else " (explanation suspected, not confirmed)"
         warnings.append(Warning(text=f"{text} — {action.action_id} WORSENED: {action.explanation}"
                                      f"{suspected}",

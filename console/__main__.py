@@ -55,15 +55,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     handler = {"brief": commands.brief, "index": commands.index, "check": commands.check,
                "doctor": commands.doctor, "add": commands.add, "eval": commands.evaluate}
-    from store.index import IndexUnavailable
+    from store.errors import TriageError
 
     try:
         return handler[args.command](settings, args)
     except KeyboardInterrupt:
         return EXIT_INTERNAL
-    except IndexUnavailable as exc:
-        print(f"triage: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+    except TriageError as exc:
+        return commands.report_error(exc)
     except OSError as exc:
         print(f"triage: {exc.strerror or exc}: {exc.filename or ''} — check TRIAGE_DATA_DIR "
               "and TRIAGE_INCIDENTS point at readable, writable places; nothing stored was "

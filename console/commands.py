@@ -13,25 +13,21 @@ from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.engine.report import briefing_text
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from store.errors import TriageError
 from store.loader import IncidentFileError, load_incidents
 
 if TYPE_CHECKING:
     from console.engine.evaluate import EvalReport
 
 
+def report_error(error: TriageError) -> int:
+    """The one way the CLI shows an error: title, lines, hint on stderr; its exit code."""
+    print(f"triage: {error.render()}", file=sys.stderr)
+    return error.exit_code
+
+
 def _fail(message: str) -> int:
-    print(f"triage: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT
-
-
-def _incident_problems(exc: IncidentFileError) -> int:
-    count = len(exc.problems)
-    print(f"triage: the incidents file has {count} problem{'s' if count != 1 else ''}:",
-          file=sys.stderr)
-    for problem in exc.problems:
-        print(f"  {problem}", file=sys.stderr)
-    print("Fix them and run `triage check` again; the index was left as it was.", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return report_error(TriageError(message))
 
 
 def _read_raw_alert(args: argparse.Namespace) -> str:
@@ -49,12 +45,12 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
     try:
         alert = parse_alert(_read_raw_alert(args))
     except AlertError as exc:
-        return _fail(str(exc))
+        return report_error(exc)
     engine = TriageEngine(settings)
     try:
         briefing = engine.brief(alert)
     except IncidentFileError as exc:
-        return _incident_problems(exc)
+        return report_error(exc)
     if args.json:
         print(briefing.model_dump_json(indent=2))
     else:
@@ -67,7 +63,7 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
     try:
         status = engine.load(rebuild=args.rebuild, progress=_progress("embedding incidents"))
     except IncidentFileError as exc:
-        return _incident_problems(exc)
+        return report_error(exc)
     for notice in status.notices:
         print(notice)
     print(f"index {status.index}: {status.incidents} incidents, {status.actions} actions "
@@ -79,7 +75,7 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
     try:
         memory = load_incidents(settings.incidents_path)
     except IncidentFileError as exc:
-        return _incident_problems(exc)
+        return report_error(exc)
     print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents, "
           f"{memory.action_count} actions, {len(memory.services)} services")
     return EXIT_OK
@@ -166,7 +162,7 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
     try:
         incidents = parse_incidents_text(text, str(path))
     except IncidentFileError as exc:
-        return _incident_problems(exc)
+        return report_error(exc)
     if not incidents:
         return _fail(f"{path} holds no incidents")
     engine = TriageEngine(settings)
@@ -181,9 +177,9 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
             redacted = f" (redacted: {', '.join(result.redacted)})" if result.redacted else ""
             print(f"saved {incident.id} to {result.path}{redacted}")
     except IncidentFileError as exc:
-        return _incident_problems(exc)
+        return report_error(exc)
     except SaveRefused as exc:
-        return _fail("save refused, nothing written: " + "; ".join(exc.reasons))
+        return report_error(exc)
     print(f"memory: {result.status.incidents} incidents, {result.status.actions} actions; "
           "index updated")
     return EXIT_OK
@@ -205,9 +201,9 @@ def evaluate(settings: Settings, args: argparse.Namespace) -> int:
         memory = load_incidents(settings.incidents_path)
         queries = load_queries(Path(args.queries)) if args.queries else replay_queries(memory)
     except IncidentFileError as exc:
-        return _incident_problems(exc)
+        return report_error(exc)
     except EvalInputError as exc:
-        return _fail(str(exc))
+        return report_error(exc)
     engine = TriageEngine(settings)
     index = eval_index(settings.data_dir, memory, engine.embedder(), _progress("embedding"))
     report = run_eval(index, memory, queries, replay=bool(args.replay))

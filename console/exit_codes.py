@@ -1,3 +1,6 @@
 """The CLI's exit codes (a public contract): 0 done, 2 bad input, 1 internal error."""
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+from store.errors import EXIT_BAD_INPUT, EXIT_INTERNAL
+
+EXIT_OK = 0
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_OK"]

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from store.calibration import TEAM_FILE, Calibration, default_calibration, team_calibration
 from store.embedder import EmbedderUnavailable, EmbeddingCache, EmbedProgress, embed_cached, text_key
+from store.errors import EXIT_INTERNAL, TriageError
 from store.loader import LoadedMemory
 from store.models import Incident
 from store.terms import search_text, terms
@@ -44,8 +45,10 @@ ANN_EF = 100
 COLUMNS = ["incident_id", "service", "title", "document", "lexical", "doc_sha256", "record"]
 
 
-class IndexUnavailable(Exception):
+class IndexUnavailable(TriageError):
     """The index cannot be used and could not be rebuilt; the message says why."""
+
+    exit_code = EXIT_INTERNAL
 
 
 class IndexMeta(BaseModel):

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from store.errors import TriageError
 from store.models import Incident
 
 # libyaml's parser is ~13x faster on the bundled memory (10 ms vs 135 ms) and keeps marks.
@@ -32,12 +33,15 @@ class Problem:
         return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
-class IncidentFileError(Exception):
+class IncidentFileError(TriageError):
     """The incidents file cannot be used as it is; ``problems`` lists every reason."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
+        count = len(problems)
+        super().__init__(f"the incidents file has {count} problem{'s' if count != 1 else ''}:",
+                         [str(p) for p in problems],
+                         "Fix them and run `triage check` again; the index was left as it was.")
 
 
 @dataclass(frozen=True)

@@ -12,31 +12,38 @@ import hashlib
 import os
 import tempfile
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
+from store.errors import TriageError
 from store.loader import YAML_LOADER, IncidentFileError, load_incidents, parse_incidents_text
 from store.models import Incident
 from store.redact import redact
 
-# Fault-injection points for the crash test (tests/store/test_writer_crash.py): when
-# TRIAGE_CRASH_AT names a step, the process SIGKILLs itself there. Unset in normal use.
+# Fault-injection points for the tests (tests/store/test_writer.py): when TRIAGE_CRASH_AT
+# names a step, the process SIGKILLs itself there; when TRIAGE_PAUSE_AT does, it SIGSTOPs itself
+# there, so a test can edit the file as a teammate would and then let it go on (SIGCONT).
+# Unset in normal use.
 _CRASH_ENV = "TRIAGE_CRASH_AT"
+_PAUSE_ENV = "TRIAGE_PAUSE_AT"
 
 
 def _checkpoint(step: str) -> None:
+    import signal
+
     if os.environ.get(_CRASH_ENV) == step:
-        import signal
-
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get(_PAUSE_ENV) == step:
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
-class SaveRefused(Exception):
+class SaveRefused(TriageError):
     """The save was refused; nothing was written. ``reasons`` say why and what to do."""
 
     def __init__(self, reasons: list[str]) -> None:
-        super().__init__("; ".join(reasons))
+        super().__init__("save refused, nothing written: " + "; ".join(reasons))
         self.reasons = reasons
 
 
@@ -130,7 +137,9 @@ def _check(new_text: str, name: str, expected: list[Incident]) -> None:
                            "nothing was written"])
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, before_rename: Callable[[], None]) -> None:
+    """Write ``text`` to a temp file, fsync it, call ``before_rename`` (which may refuse by
+    raising), rename it over ``path`` and fsync the directory. On any error the temp file goes."""
     directory = path.parent
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
@@ -145,6 +154,7 @@ def _atomic_write(path: Path, text: str) -> None:
             temp.flush()
             os.fsync(temp.fileno())
         _checkpoint("synced")
+        before_rename()
         if path.exists():
             os.chmod(temp_name, path.stat().st_mode & 0o7777)
         os.replace(temp_name, path)
@@ -189,8 +199,9 @@ def save_incident(target: Path, incident: Incident, expected_sha256: str | None)
         expected = [incident if i.id == incident.id else i for i in memory.incidents
                     if memory.origin[i.id][0] == str(file)]
     _check(new_text, str(file), expected)
-    _refuse_if_changed(target, expected_sha256)
-    _atomic_write(file, new_text)
+    # Checked again just before the rename: an edit made while this save was being prepared
+    # and written is never overwritten.
+    _atomic_write(file, new_text, lambda: _refuse_if_changed(target, expected_sha256))
     return file
 
 

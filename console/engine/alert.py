@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from store.errors import TriageError
+
 MAX_ALERT_CHARS = 20_000
 
 
-class AlertError(Exception):
+class AlertError(TriageError):
     """The alert cannot be read; the message says what was wrong and what to do."""
 
 

@@ -19,12 +19,13 @@ from console.engine.briefing import State
 from console.engine.deterministic import deterministic_briefing
 from store.calibration import TEAM_FILE
 from store.embedder import Embedder, EmbeddingCache
+from store.errors import TriageError
 from store.index import MemoryIndex
 from store.loader import YAML_LOADER, LoadedMemory
 from store.recall import Recall, recall
 
 
-class EvalInputError(Exception):
+class EvalInputError(TriageError):
     """The queries file cannot be used; the message names the file and the problem."""
 
 

@@ -9,7 +9,7 @@ from textual.message import Message
 from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus
 from console.engine.model_client import Progress
-from store.loader import IncidentFileError
+from store.errors import TriageError
 
 
 @dataclass
@@ -31,11 +31,11 @@ class MemoryFailed(Message):
 
     title: str
     problems: list[str]
+    hint: str = ""
 
     @classmethod
-    def from_error(cls, error: IncidentFileError) -> MemoryFailed:
-        return cls(f"incidents file has {len(error.problems)} problem(s)",
-                   [str(p) for p in error.problems])
+    def from_error(cls, error: TriageError) -> MemoryFailed:
+        return cls(error.title.rstrip(":"), list(error.lines), error.hint)
 
 
 @dataclass

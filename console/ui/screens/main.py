@@ -87,11 +87,13 @@ class MainScreen(Screen[None]):
                 f"The memory is empty: {status.source} holds no incidents yet.\n"
                 "Briefings will say 'no prior incident' until postmortems are recorded."))
 
-    def memory_failed(self, title: str, problems: list[str]) -> None:
+    def memory_failed(self, title: str, problems: list[str], hint: str = "") -> None:
         self.query_one(StatusLine).show_problem(title + " — fix it, then F5 to reload")
         text = Text(f"The memory cannot be loaded: {title}\n\n", style="bold red")
         for line in problems:
             text.append(f"  {line}\n")
+        if hint:
+            text.append(f"\n{hint}")
         text.append("\nNothing was changed. Fix the file (or run `triage check`), then press F5.",
                     style="bold")
         self.query_one(BriefingPane).show_text(text)

@@ -234,7 +234,7 @@ class PostmortemScreen(Screen[SaveResult | None]):
                             "is unchanged — ctrl+s saves it.", notice=True)
         self.form.revalidate()
 
-    def memory_failed(self, title: str, problems: list[str]) -> None:
+    def memory_failed(self, title: str, problems: list[str], hint: str = "") -> None:
         self.reloading = False
         self._show_problems(f"The memory cannot be reloaded: {title} — fix the file, "
                             "then ctrl+l again (your form is kept)", problems)

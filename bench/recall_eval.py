@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from console.engine.config import Settings  # noqa: E402
 from console.engine.evaluate import eval_index, load_queries  # noqa: E402
 from store.calibration import HYBRID_MINILM, Calibration  # noqa: E402
 from store.loader import load_incidents  # noqa: E402
@@ -45,7 +46,8 @@ class Case:
 
 def collect(memory_path: Path, queries_path: Path, data_dir: Path) -> list[Case]:
     memory = load_incidents(memory_path)
-    index = eval_index(data_dir, memory, MiniLMEmbedder())
+    settings = Settings(incidents_path=memory_path, data_dir=data_dir)
+    index = eval_index(settings, memory, MiniLMEmbedder())
     cases = []
     for query in load_queries(queries_path):
         found = recall(index, query.alert)

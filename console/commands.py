@@ -67,7 +67,7 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
     for notice in status.notices:
         print(notice)
     print(f"index {status.index}: {status.incidents} incidents, {status.actions} actions "
-          f"from {status.source} → {settings.data_dir / 'index'}")
+          f"from {status.source} → {settings.index_dir}")
     return EXIT_OK
 
 
@@ -104,9 +104,9 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
         report(True, f"incidents file {settings.incidents_path}: {len(memory.incidents)} "
                      f"incidents, {memory.action_count} actions")
         embedder = engine.embedder()
-        state = freshness(settings.data_dir / "index", memory.source_hash,
+        state = freshness(settings.index_dir, memory.source_hash,
                           embedder.id if embedder else None)
-        report(state == "fresh", f"index {state} ({settings.data_dir / 'index'})",
+        report(state == "fresh", f"index {state} ({settings.index_dir})",
                "run `triage index` (the console also rebuilds it on start)")
     _doctor_embedder(settings, engine, report)
     if settings.offline:
@@ -205,7 +205,7 @@ def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     except EvalInputError as exc:
         return report_error(exc)
     engine = TriageEngine(settings)
-    index = eval_index(settings.data_dir, memory, engine.embedder(), _progress("embedding"))
+    index = eval_index(settings, memory, engine.embedder(), _progress("embedding"))
     report = run_eval(index, memory, queries, replay=bool(args.replay))
     if args.json:
         print(report.model_dump_json(indent=2))

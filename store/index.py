@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from store.embedder import Embedder
 
 TABLE = "incidents"
+INDEX_DIR = "index"  # under the data dir
 SCHEMA_VERSION = 2  # bump when the document text or term rules change
 META_FILE = "meta.json"
 # Single-incident saves each add a fragment; past this many, compact (plain optimize(): it is
@@ -131,7 +132,7 @@ class MemoryIndex:
 
     def __init__(self, data_dir: Path, embedder: Embedder | None = None,
                  cache: EmbeddingCache | None = None, calibration_file: Path | None = None) -> None:
-        self.index_dir = data_dir / "index"
+        self.index_dir = data_dir / INDEX_DIR
         self.embedder = embedder
         self.cache = cache if cache is not None else EmbeddingCache(data_dir / "embeddings.sqlite")
         self.calibration_file = calibration_file or data_dir / TEAM_FILE

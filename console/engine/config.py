@@ -28,6 +28,32 @@ class Settings(BaseModel):
     offline: bool = False
     model_timeout: float = 60.0
 
+    @property
+    def index_dir(self) -> Path:
+        """The LanceDB index derived from the incidents (see store/index.py)."""
+        from store.index import INDEX_DIR
+
+        return self.data_dir / INDEX_DIR
+
+    @property
+    def audit_path(self) -> Path:
+        """One JSON line per model attempt and per dropped or cancelled briefing."""
+        return self.data_dir / "audit.jsonl"
+
+    @property
+    def embedding_cache(self) -> Path:
+        """Vectors by embedder and text hash, shared by the index and `triage eval`."""
+        return self.data_dir / "embeddings.sqlite"
+
+    @property
+    def calibration_path(self) -> Path:
+        """A team's own recall calibration (bench/recall_eval.py --write), if any."""
+        return self.data_dir / "calibration.json"
+
+    def eval_dir(self, source_hash: str) -> Path:
+        """Where `triage eval` builds its own index of a memory: never over the team's."""
+        return self.data_dir / "eval" / source_hash[:16]
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env

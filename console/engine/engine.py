@@ -12,7 +12,7 @@ from console.engine.config import Settings
 from console.engine.model_client import ModelClient, ModelUnavailable, Progress, is_pulled
 from console.engine.pipeline import Hooks, MemorySnapshot
 from console.engine.request import BriefingRequest
-from store.embedder import NO_EMBEDDER, Embedder, EmbedProgress, OllamaEmbedder
+from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
 from store.index import MemoryIndex, freshness
 from store.loader import LoadedMemory, load_incidents
 from store.models import Incident
@@ -97,7 +97,9 @@ class TriageEngine:
         """
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
         memory = load_incidents(self.settings.incidents_path)
-        index = MemoryIndex(self.settings.data_dir, self.embedder())
+        index = MemoryIndex(self.settings.data_dir, self.embedder(),
+                            EmbeddingCache(self.settings.embedding_cache),
+                            calibration_file=self.settings.calibration_path)
         before = freshness(index.index_dir, memory.source_hash, index.embedder_id)
         self.notices = index.open(memory, rebuild=rebuild, progress=progress)
         self.memory, self.index = memory, index

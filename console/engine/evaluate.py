@@ -16,8 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from console.engine.briefing import State
+from console.engine.config import Settings
 from console.engine.deterministic import deterministic_briefing
-from store.calibration import TEAM_FILE
 from store.embedder import Embedder, EmbeddingCache
 from store.errors import TriageError
 from store.index import MemoryIndex
@@ -108,12 +108,12 @@ def replay_queries(memory: LoadedMemory) -> list[EvalQuery]:
             for incident in memory.incidents]
 
 
-def eval_index(data_dir: Path, memory: LoadedMemory, embedder: Embedder | None,
+def eval_index(settings: Settings, memory: LoadedMemory, embedder: Embedder | None,
                progress: Callable[[int, int], None] | None = None) -> MemoryIndex:
     """An index of ``memory`` in its own directory keyed by content hash (reused when fresh)."""
-    eval_dir = data_dir / "eval" / memory.source_hash[:16]
-    index = MemoryIndex(eval_dir, embedder, EmbeddingCache(data_dir / "embeddings.sqlite"),
-                        calibration_file=data_dir / TEAM_FILE)
+    index = MemoryIndex(settings.eval_dir(memory.source_hash), embedder,
+                        EmbeddingCache(settings.embedding_cache),
+                        calibration_file=settings.calibration_path)
     index.open(memory, progress=progress)
     return index
 

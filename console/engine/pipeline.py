@@ -102,7 +102,7 @@ def draft(recalled: Recall, quarantined: set[str], snapshot: MemorySnapshot, hoo
     if not recalled.incidents:
         return "no prior incident — the model was not asked (nothing it could cite)"
     prompt_records = [a for a in recalled.actions if a.action_id not in quarantined]
-    audit = hooks.audit or AuditLog(settings.data_dir / "audit.jsonl")
+    audit = hooks.audit or AuditLog(settings.audit_path)
     return run_model(client, recalled.query, recalled, prompt_records, audit,
                      budget=settings.model_timeout * 2, on_progress=hooks.progress,
                      cancelled=lambda: cancel.cancelled)

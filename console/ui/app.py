@@ -75,7 +75,7 @@ class TriageApp(App[None]):
         self.model_state: str | None = None
         self.request: BriefingRequest | None = None
         self._last_request_id = 0
-        self.audit = AuditLog(settings.data_dir / "audit.jsonl")
+        self.audit = AuditLog(settings.audit_path)
 
     def on_mount(self) -> None:
         # The main screen asks for the memory after its first paint (see MainScreen.on_mount).

@@ -6,18 +6,30 @@ recalled id it must mean — None when it names nothing recalled, or more than o
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from console.engine.citations import CitationIndex, scrub_mentions
-from tests.recalls import BARE, CACHE_A, OTHER_1518, POOL, recall_of
+from tests.recalls import BARE, CACHE_A, OTHER_1518, POOL, act, incident, recall_of
 
 REMOVED = "[unverified reference removed]"
 
 
+def ids(rows: list[tuple[object, ...]]) -> list[str]:
+    """Row ids of plain ASCII words: mutmut hands node ids back to pytest on a command line."""
+    return [f"{n:02d}-" + re.sub(r"[^A-Za-z0-9]+", "_", "+".join(str(v) for v in row[:-1]))
+            .strip("_") for n, row in enumerate(rows)]
+
+
 @pytest.fixture(scope="module")
 def index() -> CitationIndex:
-    """INC-2041 (A1–A3), INC-1518 (A1, A2) and PAY-1518: "1518" alone is ambiguous."""
-    return CitationIndex(recall_of(POOL, CACHE_A, OTHER_1518, BARE).actions)
+    """INC-2041 (A1–A3), INC-1518 (A1, A2) and PAY-1518: "1518" alone is ambiguous; OPS-0042
+    is numbered with leading zeros."""
+    return CitationIndex(recall_of(POOL, CACHE_A, OTHER_1518, BARE, ZEROS).actions)
+
+
+ZEROS = incident("OPS-0042", act("A1", "Rotated the certificate", "RESOLVED", "It had expired"))
 
 
 # --- an incident id, in any spelling --------------------------------------------------
@@ -46,6 +58,10 @@ INCIDENTS = [
     ("pay 1518", "PAY-1518"),
     ("INC-1518", "INC-1518"),
     ("incident 1518", "INC-1518"),
+    ("OPS-0042", "OPS-0042"),
+    ("42", "OPS-0042"),                 # the same number without its leading zeros
+    ("#042", "OPS-0042"),
+    ("420", None),
     ("1518", None),                     # INC-1518 or PAY-1518: ambiguous, so nothing
     ("#1518", None),
     ("INC-9999", None),
@@ -60,7 +76,7 @@ INCIDENTS = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "expected"), INCIDENTS, ids=[repr(r) for r, _ in INCIDENTS])
+@pytest.mark.parametrize(("raw", "expected"), INCIDENTS, ids=ids(INCIDENTS))
 def test_incident_spelling(index: CitationIndex, raw: str, expected: str | None) -> None:
     assert index.incident(raw) == expected
 
@@ -95,6 +111,7 @@ ACTIONS = [
     ("INC-１５１８", "A2", "INC-1518/A2"),
     ("PAY-1518", "A1", "PAY-1518/A1"),
     ("INC-1518", "A1", "INC-1518/A1"),
+    ("42", "A1", "OPS-0042/A1"),
     ("1518", "A1", None),                     # ambiguous incident
     ("INC-2041", "A99", None),                # no such action
     ("INC-2041", "A", None),
@@ -108,7 +125,7 @@ ACTIONS = [
 
 
 @pytest.mark.parametrize(("incident", "action", "expected"), ACTIONS,
-                         ids=[f"{i!r}+{a!r}" for i, a, _ in ACTIONS])
+                         ids=ids(ACTIONS))
 def test_action_spelling(index: CitationIndex, incident: str, action: str,
                          expected: str | None) -> None:
     found = index.action(incident, action)
@@ -134,7 +151,7 @@ MENTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("mention", "known"), MENTIONS, ids=[m for m, _ in MENTIONS])
+@pytest.mark.parametrize(("mention", "known"), MENTIONS, ids=ids(MENTIONS))
 def test_mention_is_known_only_when_it_names_something_recalled(
         index: CitationIndex, mention: str, known: bool) -> None:
     assert index.mention_known(mention) is known
@@ -149,6 +166,7 @@ SCRUB = [
     ("as in #9999", f"as in {REMOVED}", ["#9999"]),
     ("as in #2041", "as in #2041", []),
     ("as in #1518", f"as in {REMOVED}", ["#1518"]),
+    ("as in #42", "as in #42", []),
     ("INC-９９９９ again", f"{REMOVED} again", ["INC-９９９９"]),
     ("INC－9999 again", f"{REMOVED} again", ["INC－9999"]),
     ("INC-2041/A3 then INC-2041/A99", f"INC-2041/A3 then {REMOVED}", ["INC-2041/A99"]),
@@ -159,7 +177,8 @@ SCRUB = [
 ]
 
 
-@pytest.mark.parametrize(("text", "shown", "removed"), SCRUB, ids=[t for t, _, _ in SCRUB])
+@pytest.mark.parametrize(("text", "shown", "removed"), SCRUB,
+                         ids=ids([(text, None) for text, _, _ in SCRUB]))
 def test_unrecalled_mentions_are_removed_from_free_text(
         index: CitationIndex, text: str, shown: str, removed: list[str]) -> None:
     assert scrub_mentions(text, index) == (shown, removed)

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from console.engine.confidence import HARD_CAP, Cited, compute_confidence
+from console.engine.confidence import (
+    HARD_CAP,
+    Cited,
+    claim_is_valid,
+    compute_confidence,
+    model_claim_value,
+)
 
 
 def resolved(n: int) -> list[Cited]:
@@ -157,3 +163,56 @@ def test_nothing_cited() -> None:
     assert confidence.proven == confidence.failed == 0
     assert confidence.value == 0
     assert confidence.cited == []
+
+
+# The derivation and the sentence are what the confidence panel shows, word for word.
+DERIVATIONS = [
+    # (claim, cited, derivation)
+    (100, resolved(5), "proven 5 (INC-100, INC-101, INC-102, INC-103, INC-104) → tier 3+: "
+                       "min(98, max(model 100, 88+2·5=98)) = 98"),
+    (0, resolved(3), "proven 3 (INC-100, INC-101, INC-102) → tier 3+: "
+                     "min(98, max(model 0, 88+2·3=94)) = 94"),
+    (80, resolved(2), "proven 2 (INC-100, INC-101) → tier 2: clamp(model 80, 75, 89) = 80"),
+    (99, resolved(1), "proven 1 (INC-100) → tier 1: clamp(model 99, 55, 74) = 74"),
+    (50, [], "proven 0 → tier 0: min(model 50, 30) = 30"),
+    ("high", [Cited("INC-7", "MITIGATED")], "proven 0 → tier 0: min(model 0, 30) = 0"),
+]
+
+
+@pytest.mark.parametrize(("claim", "cited", "derivation"), DERIVATIONS,
+                         ids=[f"tier-{n}" for n in range(len(DERIVATIONS))])
+def test_derivation_reads(claim: object, cited: list[Cited], derivation: str) -> None:
+    assert compute_confidence(claim, cited).derivation == derivation
+
+
+SENTENCES = [
+    ([], "no recalled incident backs a recommendation"),
+    ([Cited("INC-1", "MITIGATED")], "0 of 1 matching incidents were resolved by this action"),
+    (resolved(1), "1 of 1 matching incidents were resolved by this action"),
+    ([Cited("INC-1", "RESOLVED"), Cited("INC-2", "WORSENED"), Cited("INC-3", "NO_EFFECT")],
+     "1 of 3 matching incidents were resolved by this action; it failed (no effect or worse) "
+     "in 2 of them: INC-2, INC-3"),
+    # resolved there by the cited fix, whatever else was cited from it: not a failure
+    ([Cited("INC-1", "RESOLVED"), Cited("INC-1", "WORSENED")],
+     "1 of 1 matching incidents were resolved by this action"),
+]
+
+
+@pytest.mark.parametrize(("cited", "sentence"), SENTENCES,
+                         ids=[f"sentence-{n}" for n in range(len(SENTENCES))])
+def test_k_of_n_sentence_reads(cited: list[Cited], sentence: str) -> None:
+    confidence = compute_confidence(0, cited)
+    assert confidence.explanation == sentence
+    assert confidence.failed == sentence.count("INC-")
+
+
+VALID_CLAIMS = [(0, True, 0), (100, True, 100), (55.5, True, 56), (54.5, True, 54), (0.0, True, 0),
+                (100.0, True, 100), (-0.1, False, 0), (100.1, False, 0), (math.nan, False, 0),
+                (True, False, 0), ("50", False, 0), (None, False, 0)]
+
+
+@pytest.mark.parametrize(("claim", "valid", "value"), VALID_CLAIMS,
+                         ids=[f"claim-{n}" for n in range(len(VALID_CLAIMS))])
+def test_a_claim_is_a_number_from_0_to_100(claim: object, valid: bool, value: int) -> None:
+    assert claim_is_valid(claim) is valid
+    assert model_claim_value(claim) == value

@@ -24,6 +24,8 @@ from tests.recalls import (
     CACHE_D,
     MEMORY,
     POOL,
+    act,
+    incident,
     recall_of,
 )
 
@@ -78,6 +80,13 @@ class Row:
 
 
 FLUSH = "Flush the payment-schema cache"
+TWO_FIXES = incident(
+    "INC-1990",
+    act("A1", "Flushed the payment-schema cache", "RESOLVED", "Old entries were gone"),
+    act("A2", "Redeployed with versioned cache keys", "RESOLVED", "New keys, no old entries"),
+    act("A3", "Restarted payments-api pods", "MITIGATED", "Errors dropped for a while"),
+    act("A4", "Scaled payments-api out", "MITIGATED", "Errors dropped for a while"),
+)
 POOL_FIX = "Raise the pool limit on one instance"
 
 EVIDENCE_ROWS = [
@@ -134,6 +143,16 @@ EVIDENCE_ROWS = [
         [("Restart the pods", ["INC-1518/A1"])],
         ["duplicate_citation", "warning_added", "warning_added"], proven=0, value=20,
         outcomes={"INC-1518/A1": "MITIGATED"}),
+    Row("two_fixes_of_one_incident_count_once_as_the_first_cited",
+        answer([rec(FLUSH, ev("INC-1990/A2"), ev("INC-1990/A1"), ev("INC-1990/A4"))],
+               confidence=70),
+        [(FLUSH, ["INC-1990/A2"])],
+        ["duplicate_citation", "duplicate_citation"], proven=1, value=70,
+        incidents=(TWO_FIXES,)),
+    Row("two_mitigations_of_one_incident_count_once_as_the_first_cited",
+        answer([rec(FLUSH, ev("INC-1990/A4"), ev("INC-1990/A3"))], confidence=20),
+        [(FLUSH, ["INC-1990/A4"])],
+        ["duplicate_citation"], proven=0, value=20, incidents=(TWO_FIXES,)),
     Row("confidence_follows_the_best_backed_recommendation",
         answer([rec(POOL_FIX, ev("INC-2041/A3")),
                 rec(FLUSH, ev("INC-1518/A2"), ev("INC-1619/A1"), ev("INC-1853/A1"),
@@ -250,6 +269,12 @@ WARNING_ROWS = [
     WarningRow("the_same_warning_twice_is_shown_once",
                [warn("INC-2041/A1"), warn("inc-2041/a1", "again")], ["INC-2041/A1"],
                ["duplicate_citation"]),
+    WarningRow("warning_citing_a_local_action_id_with_its_incident",
+               [{"text": "Do not", "incident_id": "INC-2041", "action_id": "A1"}],
+               ["INC-2041/A1"], []),
+    WarningRow("a_repeated_warning_does_not_stop_the_ones_after_it",
+               [warn("INC-2041/A1"), warn("inc-2041/a1"), warn("INC-1745/A1", "No rollback")],
+               ["INC-2041/A1", "INC-1745/A1"], ["duplicate_citation"], (POOL, CACHE_C)),
     WarningRow("worsened_action_left_out_by_the_model_is_added_from_memory", [],
                ["INC-2041/A1"], ["warning_added"]),
     WarningRow("only_the_worsened_actions_the_model_left_out_are_added",
@@ -349,6 +374,14 @@ def test_draft_whose_every_citation_is_outside_the_recall_is_rejected() -> None:
         "recommendation 1 has no recalled RESOLVED or MITIGATED action as evidence; dropped")
 
 
+def test_rejection_names_the_first_six_problems() -> None:
+    fabricated = [ev(f"INC-{9990 + n}/A1") for n in range(8)]
+    with pytest.raises(DraftRejected) as rejected:
+        guard(answer([rec(FLUSH, *fabricated)]), CACHE_A)
+    assert rejected.value.detail.count("dropped") == 6
+    assert "INC-9995" in rejected.value.detail and "INC-9996" not in rejected.value.detail
+
+
 def test_draft_whose_only_warning_is_fabricated_is_rejected() -> None:
     with pytest.raises(DraftRejected) as rejected:
         guard(answer([], [warn("INC-9999/A1")]), CACHE_A, CACHE_B)
@@ -393,7 +426,7 @@ CLAIM_ROWS = [
 
 
 @pytest.mark.parametrize(("claim", "fixes", "value", "model_claim", "log"), CLAIM_ROWS,
-                         ids=[f"claim-{c!r}-fixes-{f}" for c, f, *_ in CLAIM_ROWS])
+                         ids=[f"claim-{n}-fixes-{f}" for n, (_, f, *_) in enumerate(CLAIM_ROWS)])
 def test_confidence_claim(claim: Any, fixes: int, value: int, model_claim: int,
                           log: list[str]) -> None:
     evidence = [ev(a) for a in ("INC-1518/A2", "INC-1619/A1", "INC-1853/A1", "INC-1745/A2")]

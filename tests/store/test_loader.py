@@ -263,6 +263,29 @@ def test_directory_of_yaml_files_merges(tmp_path: Path, write_incidents, inciden
     assert memory.services == ["other-api", "widget-api"]
 
 
+MEMORY_FILES = [
+    # (name in the directory, read as part of the memory?)
+    ("team.yaml", True),
+    ("INC-2.yml", True),
+    ("notes.txt", False),
+    ("team.yaml.bak", False),
+    (".team.yaml.k3j9x.tmp", False),   # a temp file a crashed save left behind
+    ("README.md", False),
+]
+
+
+@pytest.mark.parametrize(("name", "read"), MEMORY_FILES, ids=[n for n, _ in MEMORY_FILES])
+def test_which_files_of_a_directory_are_the_memory(tmp_path: Path, write_incidents, incident,
+                                                   name: str, read: bool) -> None:
+    folder = tmp_path / "memory"
+    write_incidents([incident("INC-1")], name="base.yaml", directory=folder)
+    write_incidents([incident("INC-2")], name=name, directory=folder)
+    (folder / "sub.yaml").mkdir()  # a directory named like a file is not one
+    memory = load_incidents(folder)
+    assert sorted(i.id for i in memory.incidents) == (["INC-1", "INC-2"] if read else ["INC-1"])
+    assert [p.name for p in memory.files] == sorted(["base.yaml", *([name] if read else [])])
+
+
 def test_duplicate_id_across_files_names_both_files(tmp_path: Path, write_incidents,
                                                     incident) -> None:
     folder = tmp_path / "memory"

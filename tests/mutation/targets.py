@@ -1,0 +1,96 @@
+"""What `make mutate` mutates, with which tests, and the few mutants mutmut cannot make.
+
+mutmut 3 mutates code inside functions only. The rule tables that live at module level (the
+redaction patterns, the pattern of an id mention, the hard cap) are mutated here instead, one
+row at a time, the way the hand-made mutants of issue 8 were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module: the mutmut name patterns to run and the fast tests of its rules."""
+
+    path: str
+    patterns: tuple[str, ...]
+    tests: tuple[str, ...]
+
+    @property
+    def module(self) -> str:
+        return self.path.removesuffix(".py").replace("/", ".")
+
+
+GUARD_TESTS = ("tests/engine/test_guards.py", "tests/engine/test_citations.py")
+WRITER_TESTS = ("tests/store/test_writer.py", "tests/store/test_writer_rules.py")
+
+TARGETS = (
+    Target("console/engine/guards.py", ("console.engine.guards.*",), GUARD_TESTS),
+    Target("console/engine/citations.py", ("console.engine.citations.*",), GUARD_TESTS),
+    Target("console/engine/confidence.py", ("console.engine.confidence.*",),
+           ("tests/engine/test_confidence.py", "tests/engine/test_guards.py")),
+    Target("store/redact.py", ("store.redact.*",), ("tests/store/test_redact.py",)),
+    Target("store/writer.py", ("store.writer.*",), WRITER_TESTS),
+    Target("store/loader.py", ("store.loader.x_incident_files*",),
+           ("tests/store/test_loader.py",)),
+    Target("store/calibration.py", ("store.calibration.xǁCalibrationǁfuse*",),
+           ("tests/store/test_gate.py",)),
+    # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().
+    Target("store/recall.py", ("store.recall.x_rank*", "store.recall.x_gate*"),
+           ("tests/store/test_gate.py",)),
+)
+
+
+@dataclass(frozen=True)
+class TableMutant:
+    """A module-level rule changed by one textual substitution (``old`` must occur once)."""
+
+    path: str
+    name: str
+    old: str
+    new: str
+
+
+def _without_pattern(kind: str) -> TableMutant:
+    return TableMutant("store/redact.py", f"redaction of {kind} removed",
+                       "\n\nREDACTION_MARKER = ",
+                       f"\n_PATTERNS = [p for p in _PATTERNS if p[0] != {kind!r}]\n\n"
+                       "REDACTION_MARKER = ")
+
+
+REDACTED_KINDS = ("private-key", "jwt", "bearer-token", "basic-auth", "url-password",
+                  "aws-access-key", "github-token", "slack-token", "api-key", "secret-value")
+
+TABLE_MUTANTS = (
+    *(_without_pattern(kind) for kind in REDACTED_KINDS),
+    TableMutant("store/redact.py", "labelled secrets: the value group dropped (whole match "
+                "replaced, label and all)", "(?P<value>[^\\s\\\"',;&]{6,})",
+                "([^\\s\\\"',;&]{6,})"),
+    TableMutant("store/redact.py", "labelled secrets: an existing marker redacted again",
+                "(?!\\[REDACTED)", ""),
+    TableMutant("store/redact.py", "url password: an existing marker redacted again",
+                ":(?!\\[REDACTED:)([^/", ":([^/"),
+    TableMutant("store/redact.py", "private key: an unterminated block kept",
+                "PRIVATE KEY-----|\\Z)", "PRIVATE KEY-----)"),
+    TableMutant("console/engine/citations.py", "bare #9999 mentions kept",
+                "|#[0-9０-９]{2,}\\b", ""),
+    TableMutant("console/engine/citations.py", "full-width digits not read as a mention",
+                "[\\s_\\-–—－‐‑#]*[0-9０-９]+", "[\\s_\\-–—－‐‑#]*[0-9]+"),
+    TableMutant("console/engine/citations.py", "full-width hyphen not read as a separator",
+                "[\\s_\\-–—－‐‑#]*", "[\\s_\\-–—#]*"),
+    TableMutant("console/engine/citations.py", "lower-case inc-9999 not read as a mention",
+                '_MENTION = re.compile(r"(?i)', '_MENTION = re.compile(r"'),
+    TableMutant("console/engine/citations.py", "the /A99 of a mention ignored",
+                "(?:\\s*[/／]\\s*[A-Za-z0-9Ａ-Ｚａ-ｚ０-９]+)?", ""),
+    TableMutant("console/engine/citations.py", "quotes and brackets kept in an id",
+                "#'\\\"`“”‘’\\[\\]()]+", "#]+"),
+    TableMutant("console/engine/confidence.py", "hard cap 99", "HARD_CAP = 98", "HARD_CAP = 99"),
+    TableMutant("console/engine/confidence.py", "NO_EFFECT not counted as a failure",
+                'frozenset({"WORSENED", "NO_EFFECT"})', 'frozenset({"WORSENED"})'),
+)
+
+
+def tests_for(path: str) -> tuple[str, ...]:
+    return next(target.tests for target in TARGETS if target.path == path)

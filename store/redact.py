@@ -13,7 +13,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{12,}")),
     ("basic-auth", re.compile(r"(?i)(?<=\bbasic )[A-Za-z0-9+/]{8,}={0,2}")),
-    ("url-password", re.compile(r"(?<=://)([^/\s:@]*):([^/\s@]+)(?=@)")),
+    # (not an earlier marker: redacting a redacted text must find nothing)
+    ("url-password", re.compile(r"(?<=://)([^/\s:@]*):(?!\[REDACTED:)([^/\s@]+)(?=@)")),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
     ("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
     ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),

@@ -37,6 +37,12 @@ SECRETS = [
      "api-key"),
     ("git clone failed with ghp_abcdefghijklmnopqrstuvwxyz0123456789 revoked",
      "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github-token"),
+    ("slack notify failed: invalid_auth for xoxb-2841973-9f8e7d6c5b4a in #payments-alerts",
+     "xoxb-2841973-9f8e7d6c5b4a", "slack-token"),
+    ("webhook 401 with Authorization: Basic dXNlcjpodW50ZXIyeHl6 from the proxy",
+     "dXNlcjpodW50ZXIyeHl6", "basic-auth"),
+    ("curl -H 'authorization: basic YWRtaW46czNjcmV0cHc=' https://api.internal/x",
+     "YWRtaW46czNjcmV0cHc=", "basic-auth"),
 ]
 
 
@@ -111,3 +117,20 @@ def test_ordinary_text_is_untouched(text: str) -> None:
 def test_redacting_twice_changes_nothing_more() -> None:
     once = redact("login failed password=hunter2xyz postgres://app:s3cretpw@db/pay").text
     assert redact(once).text == once
+
+
+def test_an_already_redacted_text_reports_no_secret() -> None:
+    """`triage check` on a file saved through the console must not report the markers."""
+    once = redact("login failed password=hunter2xyz postgres://app:s3cretpw@db/pay "
+                  "token: 9f8e7d6c5b4a3f2e")
+    assert once.found == ("url-password", "secret-value")
+    again = redact(once.text)
+    assert again.found == ()
+    assert again.text == once.text
+
+
+def test_the_line_after_a_labelled_secret_is_kept_word_for_word() -> None:
+    result = redact("first: api_key=0123456789abcdef; then token: abcdef123456, done")
+    assert result.text == ("first: api_key=[REDACTED:secret-value]; then "
+                           "token: [REDACTED:secret-value], done")
+    assert result.found == ("secret-value",)

@@ -51,10 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         TriageApp(settings).run()
         return EXIT_OK
-    from console import commands
+    from console import cli
 
-    handler = {"brief": commands.brief, "index": commands.index, "check": commands.check,
-               "doctor": commands.doctor, "add": commands.add, "eval": commands.evaluate}
+    handler = {"brief": cli.brief, "index": cli.index, "check": cli.check,
+               "doctor": cli.doctor, "add": cli.add, "eval": cli.evaluate}
     from store.errors import TriageError
 
     try:
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERNAL
     except TriageError as exc:
-        return commands.report_error(exc)
+        return cli.report_error(exc)
     except OSError as exc:
         print(f"triage: {exc.strerror or exc}: {exc.filename or ''} — check TRIAGE_DATA_DIR "
               "and TRIAGE_INCIDENTS point at readable, writable places; nothing stored was "

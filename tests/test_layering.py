@@ -91,7 +91,7 @@ def test_the_import_walker_sees_what_it_should() -> None:
 
 def test_importing_the_engine_and_commands_loads_no_textual() -> None:
     modules = ["store.loader", "store.index", "store.recall", "store.redact", "store.embedder",
-               "console.engine.engine", "console.engine.deterministic", "console.commands",
+               "console.engine.engine", "console.engine.deterministic", "console.cli",
                "console.__main__"]
     code = ("import importlib, json, sys\n"
             f"for name in {modules!r}:\n"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from textual import work
+from textual.actions import parse as parse_action
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -27,6 +29,7 @@ from console.engine.engine import MemoryStatus, TriageEngine
 from console.engine.model_client import Progress
 from console.engine.pipeline import Hooks
 from console.engine.request import BriefingCancelled, BriefingRequest
+from console.ui.keys import Key
 from console.ui.messages import (
     BriefingFailed,
     BriefingReady,
@@ -44,17 +47,23 @@ from console.ui.screens.postmortem import PostmortemScreen
 from store.loader import IncidentFileError
 
 
-def postmortem_commands(screen: PostmortemScreen) -> Iterable[SystemCommand]:
-    yield SystemCommand("Save postmortem", "Check the form and save it (ctrl+s)",
-                        screen.action_save)
-    yield SystemCommand("Add action", "Add an action row (ctrl+n)", screen.action_add_action)
-    if screen.removed:
-        yield SystemCommand("Restore action", "Bring back the last removed action row (ctrl+z)",
-                            screen.action_restore_action)
-    yield SystemCommand("Reload memory", "Re-read the incidents file; the form is kept (ctrl+l)",
-                        screen.action_reload)
-    yield SystemCommand("Cancel postmortem", "Back to the console without saving (Esc)",
-                        screen.action_cancel)
+def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
+    """A palette command for every key binding of ``screen`` that has an id and a tooltip,
+    offered only while the screen would run it (its ``check_action``): the palette and the
+    keys cannot drift apart, because there is only the list of bindings."""
+    seen: set[str] = set()
+    for binding in screen.BINDINGS:
+        if not isinstance(binding, Binding) or not binding.id or not binding.tooltip \
+                or binding.action in seen:
+            continue
+        seen.add(binding.action)
+        _, name, parameters = parse_action(binding.action)
+        if screen.check_action(name, parameters) is not True:
+            continue
+        key = binding.key_display or binding.key.split(",")[0]
+        title = binding.palette_title if isinstance(binding, Key) else binding.description
+        yield SystemCommand(title, f"{binding.tooltip} ({key})",
+                            partial(screen.run_action, binding.action))
 
 
 class TriageApp(App[None]):
@@ -223,29 +232,8 @@ class TriageApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        main = self.main_screen
         yield SystemCommand("Help", "What the console shows, and every key (F1)", self.action_help)
-        if isinstance(screen, PostmortemScreen):
-            yield from postmortem_commands(screen)
-        elif main is not None:
-            yield SystemCommand("Focus alert", "Type or paste the alert (F2)",
-                                main.action_focus_alert)
-            yield SystemCommand("Focus briefing", "Scroll the briefing (F3)",
-                                main.action_focus_briefing)
-            yield SystemCommand("Focus recalled memory", "Browse recalled records (F4)",
-                                main.action_focus_recalled)
-            yield SystemCommand("Reload memory", "Re-read the incidents file (F5)",
-                                main.action_reload_memory)
-            if self.request is not None:
-                yield SystemCommand("Cancel briefing", "Stop preparing the current briefing "
-                                    "(Esc in the alert box)", self.cancel_briefing)
-            if screen is main:
-                yield SystemCommand("Record postmortem", "Record a new incident; symptoms and "
-                                    "service start from the alert (ctrl+r)",
-                                    main.action_record_postmortem)
-                if main.check_action("edit_incident", ()):
-                    yield SystemCommand("Edit incident", "Edit the incident of the highlighted "
-                                        "recalled record (e)", main.action_edit_incident)
+        yield from binding_commands(screen)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

@@ -157,7 +157,13 @@ async def test_help_and_palette_reach_every_action(tmp_path: Path) -> None:
         await pilot.pause()
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert {"Help", "Focus alert", "Focus briefing", "Focus recalled memory",
-                "Reload memory"} <= titles
+                "Reload memory", "Record postmortem"} <= titles
+        # Derived from the bindings: every bound action with a tooltip is in the palette,
+        # unless the screen would not run it now (nothing to cancel, no record highlighted).
+        from console.ui.screens.main import MainScreen
+
+        bound = {b.palette_title for b in MainScreen.BINDINGS if b.id and b.tooltip}
+        assert bound - titles == {"Cancel briefing", "Edit incident"}
 
 
 @pytest.mark.parametrize("module", ["console.ui.app", "console.__main__"])

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
@@ -18,6 +17,7 @@ from textual.widgets import Footer, Input
 from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.engine.model_client import Progress
+from console.ui.keys import Key
 from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.screens.record import RecordScreen
 from console.ui.widgets.briefing_pane import BriefingPane
@@ -33,19 +33,20 @@ class MainScreen(Screen[None]):
     """Everything an on-call engineer needs on one screen; every action has a key."""
 
     BINDINGS = [
-        Binding("f2", "focus_alert", "Alert", tooltip="Type or paste the alert", id="focus-alert"),
-        Binding("f3", "focus_briefing", "Briefing", tooltip="Scroll the briefing",
-                id="focus-briefing"),
-        Binding("f4", "focus_recalled", "Recalled", tooltip="Browse recalled records",
-                id="focus-recalled"),
-        Binding("f5", "reload_memory", "Reload", tooltip="Re-read the incidents file",
-                id="reload-memory"),
-        Binding("ctrl+r", "record_postmortem", "Record postmortem",
+        Key("f2", "focus_alert", "Alert", title="Focus alert",
+            tooltip="Type or paste the alert", id="focus-alert"),
+        Key("f3", "focus_briefing", "Briefing", title="Focus briefing",
+            tooltip="Scroll the briefing", id="focus-briefing"),
+        Key("f4", "focus_recalled", "Recalled", title="Focus recalled memory",
+            tooltip="Browse recalled records", id="focus-recalled"),
+        Key("f5", "reload_memory", "Reload", title="Reload memory",
+            tooltip="Re-read the incidents file", id="reload-memory"),
+        Key("ctrl+r", "record_postmortem", "Record postmortem",
                 tooltip="Record a postmortem; symptoms and service start from the alert",
                 id="record-postmortem"),
-        Binding("escape", "cancel_briefing", "Cancel", show=False,
+        Key("escape", "cancel_briefing", "Cancel briefing", show=False,
                 tooltip="Stop preparing the current briefing", id="cancel-briefing"),
-        Binding("e", "edit_incident", "Edit incident",
+        Key("e", "edit_incident", "Edit incident",
                 tooltip="Edit the incident of the highlighted recalled record",
                 id="edit-incident"),
     ]
@@ -198,6 +199,8 @@ class MainScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit_incident":
             return self._highlighted_record() is not None
+        if action == "cancel_briefing":
+            return self.triage_app.request is not None
         return True
 
     def action_focus_alert(self) -> None:

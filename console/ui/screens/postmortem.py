@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from console.engine.alert import AlertError, parse_alert
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
+from console.ui.keys import Key
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
 from store.models import Incident
@@ -55,8 +56,9 @@ class PostmortemScreen(Screen[SaveResult | None]):
     # Priority: these work from any field. Inside an action row ctrl+d removes the row;
     # elsewhere check_action lets it through to the input (delete right).
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", tooltip="Check the form and save it to the incidents "
-                "file", id="postmortem-save", priority=True),
+        Key("ctrl+s", "save", "Save", title="Save postmortem",
+            tooltip="Check the form and save it to the incidents file", id="postmortem-save",
+            priority=True),
         Binding("ctrl+n", "add_action", "Add action", tooltip="Add an action row after the "
                 "focused one", id="postmortem-add-action", priority=True),
         Binding("ctrl+d", "remove_action", "Remove action", tooltip="Remove the focused action "
@@ -68,10 +70,11 @@ class PostmortemScreen(Screen[SaveResult | None]):
                 tooltip="Move the focused action row down", id="postmortem-move-down"),
         Binding("ctrl+z", "restore_action", "Restore action", show=False,
                 tooltip="Bring back the last removed action row", id="postmortem-restore"),
-        Binding("ctrl+l", "reload", "Reload", tooltip="Re-read the incidents file "
+        Key("ctrl+l", "reload", "Reload", title="Reload memory", tooltip="Re-read the incidents file "
                 "(after someone else edited it); the form is kept", id="postmortem-reload"),
-        Binding("escape", "cancel", "Cancel", tooltip="Back to the console without saving "
-                "(twice if the form has changes)", id="postmortem-cancel"),
+        Key("escape", "cancel", "Cancel", title="Cancel postmortem",
+            tooltip="Back to the console without saving (twice if the form has changes)",
+            id="postmortem-cancel"),
     ]
     DEFAULT_CSS = """
     PostmortemScreen #pm-heading { height: auto; padding: 0 1; background: $panel; }

@@ -1,4 +1,4 @@
-"""The headless subcommands of `triage`; each returns an exit code."""
+"""The `triage` CLI: the headless subcommands, each returning an exit code (see __main__)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Static
+
+from console.ui.screens.dialog import Dialog
 
 HELP = """\
 What you see
@@ -26,7 +28,8 @@ Keys
   Ctrl+R      record a postmortem (symptoms and service start from the alert box)
   e           edit the incident of the highlighted record (in Recalled)
   Ctrl+P      command palette: every action by name
-  F1          this help          Esc  close a dialog          Ctrl+Q  quit
+  Esc         cancel the briefing being prepared (in the alert box) / close a dialog
+  F1          this help          Ctrl+Q  quit
 
 Postmortem form (Ctrl+R)
   Tab / Shift+Tab  next / previous field     Enter  next field     →  accept suggestion
@@ -43,15 +46,14 @@ Postmortem form (Ctrl+R)
 """
 
 
-class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", tooltip="Close help", id="help-close")]
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 100; height: auto; max-height: 90%;
-        border: thick $accent; background: $surface; padding: 1 2; }
-    """
+class HelpScreen(Dialog):
+    """F1: what the console shows and every key."""
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll() as scroll:
-            scroll.border_title = "Help"
-            yield Static(Text(HELP), markup=False, id="help-text")
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", tooltip="Close help", id="help-close")]
+    dialog_title = "Help"
+
+    def on_mount(self) -> None:
+        self.add_class("-wide")
+
+    def body(self) -> Iterable[Widget]:
+        yield Static(Text(HELP), markup=False, id="help-text")

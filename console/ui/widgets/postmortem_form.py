@@ -19,6 +19,7 @@ from textual.widgets import Checkbox, Input, Select, Static
 from console.ui.widgets.action_row import ActionRow
 from console.ui.widgets.form_field import FormField
 from store.models import Action, Incident
+from store.validation import describe_error
 
 # model field → (widget id, label shown beside it)
 INCIDENT_FIELDS: dict[str, tuple[str, str]] = {
@@ -30,24 +31,6 @@ INCIDENT_FIELDS: dict[str, tuple[str, str]] = {
 ROW_LABELS = {"id": "id", "action": "did", "outcome": "outcome", "explanation": "why",
               "kind": "kind", "confirmed": "confirmed"}
 SEVERITIES = ["SEV1", "SEV2", "SEV3", "SEV4"]
-
-
-def error_message(error: Any) -> str:
-    """A pydantic error in the words `triage check` uses, short enough for one line."""
-    kind, field = error["type"], error["loc"][-1] if error["loc"] else ""
-    if field == "outcome" and kind == "missing":
-        return "pick one: r/m/n/w"
-    if kind in ("missing", "string_too_short") or (kind == "value_error"
-                                                    and "blank" in error["msg"]):
-        return "required"
-    if kind == "string_pattern_mismatch":
-        return f"{error.get('input')!r} may use only letters, digits, '.', '_' and '-'"
-    if kind == "enum":
-        return (f"{error.get('input')!r} is not a valid outcome — use RESOLVED, MITIGATED, "
-                "NO_EFFECT or WORSENED")
-    if kind.startswith(("datetime", "date", "time")):
-        return "not an ISO-8601 time — e.g. 2026-03-14T02:05:00Z (or leave it empty)"
-    return str(error["msg"])
 
 
 class PostmortemForm(VerticalScroll):
@@ -170,7 +153,8 @@ class PostmortemForm(VerticalScroll):
             incident = Incident.model_validate(data)
         except ValidationError as exc:
             for error in exc.errors():
-                errors.setdefault(self._widget_for(error["loc"], rows), error_message(error))
+                errors.setdefault(self._widget_for(error["loc"], rows),
+                                 describe_error(error, short=True))
         seen: dict[str, int] = {}
         for number, row in enumerate(rows, 1):
             if row.action_id and row.action_id in seen:

@@ -1,0 +1,39 @@
+"""Schema errors in words: the one place a pydantic error becomes what a user reads.
+
+`triage check` (the loader) uses the full sentence; the postmortem form, which shows the
+message under the field itself, uses the short one. Both say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from store.models import ActionOutcome
+
+OUTCOMES = ", ".join(o.value for o in list(ActionOutcome)[:-1]) + f" or {ActionOutcome.WORSENED.value}"
+
+
+def describe_error(error: Mapping[str, Any], *, short: bool = False) -> str:
+    """What is wrong with one field, for a file report (default) or under a form field."""
+    kind = str(error["type"])
+    field = error["loc"][-1] if error["loc"] else ""
+    given = error.get("input")
+    if kind == "string_pattern_mismatch":
+        return f"{given!r} may use only letters, digits, '.', '_' and '-'"
+    if kind == "enum":
+        return f"{given!r} is not a valid outcome — use {OUTCOMES}"
+    if kind == "extra_forbidden":
+        return "unknown field (check the spelling against the schema in README)"
+    if not short:
+        if kind == "missing":
+            return "required field is missing"
+        return f"{error['msg']} (got {given!r})"
+    if field == "outcome" and kind == "missing":
+        return "pick one: r/m/n/w"
+    if kind in ("missing", "string_too_short") or (kind == "value_error"
+                                                  and "blank" in str(error["msg"])):
+        return "required"
+    if kind.startswith(("datetime", "date", "time")):
+        return "not an ISO-8601 time — e.g. 2026-03-14T02:05:00Z (or leave it empty)"
+    return str(error["msg"])

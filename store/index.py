@@ -7,6 +7,7 @@ an alert written in other words still finds it; the incident's actions travel wi
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import tempfile
@@ -211,6 +212,17 @@ class MemoryIndex:
         self._table = self._connect().open_table(TABLE)
         return [f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
                 + (", with vectors" if vectors is not None else ", lexical only")]
+
+    def pinned(self) -> MemoryIndex:
+        """A read-only view at the current table version, for one request: a save landing
+        meanwhile changes neither the rows it searches nor the statistics it scores with."""
+        view = copy.copy(self)
+        view.repairs = []
+        if self._table is not None:
+            table = self._connect().open_table(TABLE)
+            table.checkout(self._table.version)
+            view._table = table
+        return view
 
     def _apply_team_calibration(self) -> list[str]:
         """Use the team's own fitted calibration when there is one for this embedder."""

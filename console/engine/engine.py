@@ -148,7 +148,7 @@ class TriageEngine:
         if self.memory is None or self.index is None:
             self.load()
         assert self.memory is not None and self.index is not None
-        return MemorySnapshot(self.memory, self.index, self.settings)
+        return MemorySnapshot(self.memory, self.index.pinned(), self.settings)
 
     def brief(self, alert: Alert,
               on_recall: Callable[[list[RecalledRecord]], None] | None = None,

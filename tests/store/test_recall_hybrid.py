@@ -250,3 +250,21 @@ def test_a_large_memory_gets_an_ann_index_with_exact_cosines(
     for ranked in found.ranked[:10]:
         exact = float(np.dot(embedder.embed([documents[ranked.incident_id]])[0], query))
         assert ranked.cosine == pytest.approx(exact, abs=1e-4)
+
+
+def test_a_pinned_view_does_not_see_a_save_that_lands_during_its_request(
+        tmp_path: Path, write_incidents, incident) -> None:
+    path = write_incidents([incident("INC-1", symptoms="Widget queue stopped draining"),
+                            incident("INC-2", symptoms="Invoice totals rendered blank")])
+    memory = load_incidents(path)
+    index = MemoryIndex(tmp_path / "data", HashingEmbedder())
+    index.open(memory)
+    view = index.pinned()  # what a briefing request reads
+    previous = memory.incidents[0]
+    edited = previous.model_copy(update={"symptoms": "Zeppelin mooring lines snapped"})
+    changed = memory.__class__([edited, memory.incidents[1]], memory.files, "changed")
+    index.update_incident(changed, "INC-1", previous)
+    assert recall(index, "zeppelin mooring lines snapped").ranked[0].incident_id == "INC-1"
+    documents = {c.incident_id: c.document for c in view.search("widget queue draining", None, 5)}
+    assert "Widget queue stopped draining" in documents["INC-1"]
+    assert view.meta is not None and view.meta.source_hash == memory.source_hash

@@ -30,7 +30,8 @@ _CRASH_ENV = "TRIAGE_CRASH_AT"
 _PAUSE_ENV = "TRIAGE_PAUSE_AT"
 
 
-def _checkpoint(step: str) -> None:
+# Not mutation-tested (tests/mutation): a mutant here stops or kills the test process itself.
+def _checkpoint(step: str) -> None:  # pragma: no mutate block
     import signal
 
     if os.environ.get(_CRASH_ENV) == step:
@@ -91,8 +92,10 @@ def _scalar(value: object) -> str:
 
 
 def _text_field(key: str, text: str, indent: str) -> list[str]:
-    """Long prose as a folded block (as people write it), when folding is exact."""
-    if len(text) <= 80 or "\n" in text or "  " in text or text != text.strip():
+    """Long prose as a folded block (as people write it), when folding is exact: only single
+    spaces between words (a tab, a line break or a control character would be changed by the
+    wrapping or refused by YAML in a block)."""
+    if len(text) <= 80 or not text.isprintable() or "  " in text or text != text.strip():
         return [f"{indent}{key}: {_scalar(text)}"]
     wrapped = textwrap.wrap(text, width=88, break_long_words=False, break_on_hyphens=False)
     return [f"{indent}{key}: >-", *(f"{indent}  {line}" for line in wrapped)]
@@ -112,7 +115,7 @@ def incident_block(incident: Incident) -> str:
     if incident.root_cause:
         lines += _text_field("root_cause", incident.root_cause, "  ")
     if incident.tags:
-        lines.append(f"  tags: [{', '.join(_scalar(t) for t in incident.tags)}]")
+        lines.append(f"  tags: {_scalar(list(incident.tags))}")  # quoted for a flow list
     lines.append("  actions:" if incident.actions else "  actions: []")
     for action in incident.actions:
         lines.append(f"    - id: {_scalar(action.id)}")

@@ -148,8 +148,12 @@ save_incident(path, incident, file_sha256(path))
         assert len(memory.incidents) == (3 if operation == "append" else 2)
     else:
         assert after == before
-    # A crashed save may leave its temp file behind, never a changed original.
-    for leftover in odd_file.parent.glob(".incidents.yaml.*.tmp"):
-        leftover.unlink()
+    # A crashed save may leave its temp file behind, never a changed original: one hidden file
+    # beside it, named after it, that no directory memory would read as incidents.
+    leftovers = sorted(p.name for p in odd_file.parent.iterdir() if p != odd_file)
+    assert len(leftovers) == (0 if point == "renamed" else 1), leftovers
+    for name in leftovers:
+        assert name.startswith(".incidents.yaml.") and name.endswith(".tmp"), name
+        (odd_file.parent / name).unlink()
     save_incident(odd_file, new_incident("INC-9"), file_sha256(odd_file))
     assert "INC-9" in [i.id for i in load_incidents(odd_file).incidents]

@@ -118,6 +118,13 @@ TEXTS = [
     ("x" * 80, False),
     ("É" * 90 + " naïve ünïcode", True),
     ("#not a comment: yes", False),
+    # a hyphen at the wrapping point is not a place to break: YAML would read "payments- api"
+    (" ".join(["abcdefghij"] * 7 + ["payments-api", "restarted", "twice"]), True),
+    # whitespace other than single spaces would be changed by the wrapping or refused by YAML
+    (LONG.replace(" the ", "\tthe "), False),
+    (LONG.replace(" the ", " the\u2028"), False),
+    (LONG.replace(" the ", " \x07the "), False),
+    (LONG.replace(" the ", " the\u00a0"), False),   # nor is a no-break space folded
 ]
 
 
@@ -134,6 +141,26 @@ def test_prose_is_folded_only_when_it_reads_back_exactly(tmp_path: Path, text: s
         assert all(line.startswith("    ") and (len(line) <= 4 + 88 or " " not in line[4:])
                    for line in block.splitlines())
     assert load_incidents(path).incidents[1].root_cause == text
+
+
+def test_folded_prose_wraps_at_88_characters() -> None:
+    words = ["abcdefghij"] * 8 + ["k"] + ["abcdefghij"] * 3
+    block = incident_block(make(root_cause=" ".join(words)))
+    assert block.split("root_cause: >-\n")[1].split("  actions:")[0] == (
+        "    " + " ".join(words[:8]) + "\n" + "    " + " ".join(words[8:]) + "\n")
+
+
+TAGS = [["ledger", "failover"], ["a, b", "c"], ["x]", "{y}"], ["#x", "- z", "k: v"], ["yes", "1"]]
+
+
+@pytest.mark.parametrize("tags", TAGS, ids=range(len(TAGS)))
+def test_tags_read_back_as_typed_in_one_flow_list(tmp_path: Path, tags: list[str]) -> None:
+    path = tmp_path / "incidents.yaml"
+    path.write_text(ONE, encoding="utf-8")
+    save_incident(path, make(tags=tags), file_sha256(path))
+    assert load_incidents(path).incidents[1].tags == tags
+    [line] = [line for line in path.read_text(encoding="utf-8").splitlines() if "tags:" in line]
+    assert line.startswith("  tags: [") and line.endswith("]")
 
 
 SCALARS = ["yes", "no", "null", "123", "1.5", "a: b", "- dash", "[x]", "{x}", "'quoted'",
@@ -210,6 +237,16 @@ def test_editing_keeps_comments_and_blank_lines_between_incidents(tmp_path: Path
     assert path.read_text(encoding="utf-8") == before.replace(ONE, incident_block(edited))
 
 
+def test_editing_a_one_line_incident_keeps_the_comment_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "incidents.yaml"
+    tail = "# about INC-2\n" + incident_block(make("INC-2"))
+    path.write_text("- {id: INC-1, service: ledger, symptoms: totals drift, actions: []}\n" + tail,
+                    encoding="utf-8")
+    edited = make("INC-1", severity="SEV3")
+    save_incident(path, edited, file_sha256(path))
+    assert path.read_text(encoding="utf-8") == incident_block(edited) + tail
+
+
 def test_editing_the_last_incident_keeps_what_follows_it(tmp_path: Path) -> None:
     path = tmp_path / "incidents.yaml"
     before = ONE + "\n" + incident_block(make("INC-2")) + "\n\n# kept\n"
@@ -234,8 +271,11 @@ def test_a_save_that_would_break_the_file_is_refused_with_the_reason(tmp_path: P
     with pytest.raises(SaveRefused) as refused:
         save_incident(path, twice, file_sha256(path))
     assert len(refused.value.reasons) == 1
-    assert refused.value.reasons[0].startswith("the file would not be valid after saving: ")
+    assert refused.value.reasons[0].startswith(f"the file would not be valid after saving: "
+                                               f"{path}:")
     assert "duplicate action id 'A1'" in refused.value.reasons[0]
+    assert str(refused.value).splitlines()[0] == ("save refused, nothing written: "
+                                                  + refused.value.reasons[0])
     assert path.read_text(encoding="utf-8") == ONE
     assert temp_files(tmp_path) == []
 
@@ -304,7 +344,9 @@ def test_a_broken_edit_by_a_teammate_is_reported_as_a_change_not_as_their_errors
     path.write_text(ONE + "- id: [half typed\n", encoding="utf-8")
     with pytest.raises(FileChangedOnDisk) as refused:
         save_incident(path, make(), loaded)
-    assert "changed on disk" in refused.value.reasons[0]
+    assert refused.value.reasons == [
+        f"{path} changed on disk since it was loaded (someone else edited it) — reload, then "
+        "save again; nothing was written"]
     assert path.read_text(encoding="utf-8") == ONE + "- id: [half typed\n"
 
 
@@ -379,6 +421,9 @@ def test_an_edit_made_while_a_save_is_being_written_is_never_overwritten(
     assert out.startswith("REFUSED ") and "changed on disk" in out
     assert path.read_text(encoding="utf-8") == teammate
     assert temp_files(tmp_path) == []
+    # Reloaded, the same save goes through and keeps the teammate's edit.
+    save_incident(path, make(), file_sha256(path))
+    assert path.read_text(encoding="utf-8").startswith(teammate)
 
 
 @contextmanager

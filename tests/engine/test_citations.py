@@ -22,7 +22,7 @@ def ids(rows: list[tuple[object, ...]]) -> list[str]:
             .strip("_") for n, row in enumerate(rows)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def index() -> CitationIndex:
     """INC-2041 (A1–A3), INC-1518 (A1, A2) and PAY-1518: "1518" alone is ambiguous; OPS-0042
     is numbered with leading zeros."""
@@ -61,7 +61,9 @@ INCIDENTS = [
     ("OPS-0042", "OPS-0042"),
     ("42", "OPS-0042"),                 # the same number without its leading zeros
     ("#042", "OPS-0042"),
+    ("INC-42", "OPS-0042"),             # "INC" as the word for incident, like "incident 42"
     ("420", None),
+    ("OPS-2041", None),                 # another team's 2041 is not our INC-2041
     ("1518", None),                     # INC-1518 or PAY-1518: ambiguous, so nothing
     ("#1518", None),
     ("INC-9999", None),

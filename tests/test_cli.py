@@ -94,7 +94,7 @@ def test_keyerror_alert_is_proven_at_98(shared_data_dir: Path) -> None:
 def test_novel_alert_is_no_prior_incident(shared_data_dir: Path) -> None:
     doc = brief_json(NOVEL, data_dir=shared_data_dir)
     assert doc["state"] == "no_prior_incident"
-    assert doc["confidence"]["value"] <= 30
+    assert doc["confidence"]["value"] == 0
     assert doc["recommendations"] == []
     assert doc["recalled"] == []
     assert_contract(doc)

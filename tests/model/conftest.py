@@ -206,8 +206,11 @@ def assert_invariants(rc: int, out: dict[str, Any]) -> None:
         stray = _stray(warning["text"], incidents, set(recalled))
         assert not stray, f"unrecalled ids {stray} in warning text {warning['text']!r}"
 
-    stray = _stray(out["summary"], incidents, set(recalled))
-    assert not stray, f"unrecalled ids {stray} in summary {out['summary']!r}"
+    free_text = {"summary": out["summary"], "likely_cause": out.get("likely_cause", ""),
+                 **{f"step {n}": step for n, step in enumerate(out.get("steps") or [], 1)}}
+    for where, text in free_text.items():
+        stray = _stray(text, incidents, set(recalled))
+        assert not stray, f"unrecalled ids {stray} in {where} {text!r}"
 
     confidence = out["confidence"]
     assert confidence["value"] <= 98

@@ -257,7 +257,7 @@ def _check_rec_worsened_only(out: Out, fake: FakeOllama) -> None:
     assert out["recommendations"] == []
     assert logged(out, "evidence_not_a_fix", C_WORSENED)
     assert "recommendation_unbacked" in rules(out)
-    assert out["confidence"]["proven"] == 0 and out["confidence"]["value"] <= 30
+    conf(out, 30, 0, 100)
     assert warned(out) == [C_WORSENED]
 
 
@@ -397,6 +397,17 @@ def _check_fabricated_in_recommendation_text(out: Out, fake: FakeOllama) -> None
     assert logged(out, "citation_not_recalled", "INC-9999")
 
 
+def _check_fabricated_in_likely_cause_and_steps(out: Out, fake: FakeOllama) -> None:
+    accepted(out)
+    assert out["likely_cause"] == "Same cache drift as INC-1745 ([unverified reference removed])"
+    assert out["steps"] == ["Flush the cache as in INC-1745/A4",
+                            "Then do what [unverified reference removed] did",
+                            "[unverified reference removed] shows how"]
+    assert logged(out, "citation_not_recalled", "INC-9999", "likely_cause")
+    assert logged(out, "citation_not_recalled", "#8888", "steps")
+    assert logged(out, "citation_not_recalled", "INC-1745/A99", "steps")
+
+
 def _check_mitigated_then_resolved_same_incident(out: Out, fake: FakeOllama) -> None:
     """INC-1745 is cited with its MITIGATED and its RESOLVED action: counted once, as the
     RESOLVED one — proven = distinct cited incidents whose cited action RESOLVED = 3."""
@@ -463,6 +474,11 @@ CASES: list[Case] = [
          draft([rec(C_FIX_TEXT, ev(C_FIX))], [warn(C_WORSENED, "Same mistake as INC-2041/A99: "
                                                               "never restart all pods")]),
          _check_fabricated_action_in_warning_text, C_ALERT),
+    Case("fabricated_in_likely_cause_and_steps",
+         k_good(90, likely_cause="Same cache drift as INC-1745 (INC-9999)",
+                steps=["Flush the cache as in INC-1745/A4", "Then do what #8888 did",
+                       "INC-1745/A99 shows how"]),
+         _check_fabricated_in_likely_cause_and_steps),
     Case("fabricated_mention_in_recommendation_text",
          draft([rec("Do what INC-9999 did: raise the pool on one instance", ev(C_FIX))]),
          _check_fabricated_in_recommendation_text, C_ALERT),

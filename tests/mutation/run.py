@@ -89,11 +89,13 @@ def _run_mutmut(workdir: Path, targets: tuple[Target, ...], log: Path) -> float:
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
+        shown = 0
         while process.poll() is None:
             time.sleep(1)
-            elapsed = time.monotonic() - started
-            if int(elapsed) % 60 == 0 and progress["line"]:
-                print(f"  [{elapsed / 60:4.1f} min] {progress['line']}", flush=True)
+            minutes = int((time.monotonic() - started) // 60)
+            if minutes > shown and progress["line"]:
+                shown = minutes
+                print(f"  [{minutes:3d} min] {progress['line']}", flush=True)
         reader.join(timeout=5)
     if process.returncode != 0:
         sys.exit(f"mutmut failed (exit {process.returncode}); its output is in {log}")
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         counts: Counter[str] = Counter()
         for name, status in sorted(verdicts.items(), key=lambda kv: _natural(kv[0])):
             counts["killed" if status in KILLED else "survived"] += 1
-            if status != "killed":
+            if status not in ("killed", "survived"):
                 counts[status] += 1
             if status == "timeout":
                 timeouts.append(name)

@@ -280,6 +280,18 @@ def test_a_save_that_would_break_the_file_is_refused_with_the_reason(tmp_path: P
     assert temp_files(tmp_path) == []
 
 
+def test_every_reason_for_a_refusal_is_given(tmp_path: Path) -> None:
+    path = tmp_path / "incidents.yaml"
+    path.write_text(ONE, encoding="utf-8")
+    twice = make(actions=[action("A1"), action("A1"), action("A2"), action("A2")])
+    with pytest.raises(SaveRefused) as refused:
+        save_incident(path, twice, file_sha256(path))
+    assert len(refused.value.reasons) == 2
+    assert ["'A1'" in refused.value.reasons[0], "'A2'" in refused.value.reasons[1]] == [True, True]
+    assert str(refused.value).splitlines()[0] == ("save refused, nothing written: "
+                                                  + "; ".join(refused.value.reasons))
+
+
 # --- redaction before a save -------------------------------------------------------------
 
 SECRET = "postgres://app:s3cretpw@db:5432/pay"

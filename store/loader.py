@@ -148,6 +148,13 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident
         problems.append(Problem(name, None, "", "file is empty — expected a list of incidents "
                                 "(each starting with '- id: …')"))
         return []
+    alias_line = _first_alias(root)
+    if alias_line is not None:
+        # An alias re-uses a node: nested ones expand exponentially (a 361-byte "billion
+        # laughs" took ~200 s and ~9 GB). The memory is written by hand: no alias is needed.
+        problems.append(Problem(name, alias_line, "", "YAML aliases (*name) are not accepted "
+                                "in an incidents file — write the value out in full"))
+        return []
     if not isinstance(root, yaml.SequenceNode):
         problems.append(Problem(name, root.start_mark.line + 1, "",
                                 "top level must be a list of incidents (each starting with '- id: …')"))
@@ -188,6 +195,23 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident
         if not dupes and not action_problems:
             loaded.append((incident, line))
     return loaded
+
+
+def _first_alias(root: yaml.Node) -> int | None:
+    """The line of the first node reached twice (an alias), in one linear walk; else None."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return node.start_mark.line + 1
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+    return None
 
 
 def _incident_label(node: yaml.Node, index: int) -> str:

@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from store.text import CleanStr
+
 ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 
 
@@ -50,10 +52,10 @@ class Action(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=ID_PATTERN, min_length=1)
-    action: str = Field(min_length=1)
+    action: CleanStr = Field(min_length=1)
     outcome: ActionOutcome
-    explanation: str = Field(min_length=1)
-    kind: str | None = None
+    explanation: CleanStr = Field(min_length=1)
+    kind: CleanStr | None = None
     confirmed: bool | None = None
 
     @field_validator("action", "explanation")
@@ -70,13 +72,13 @@ class Incident(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=ID_PATTERN, min_length=1)
-    title: str | None = None
-    service: str = Field(min_length=1)
+    title: CleanStr | None = None
+    service: CleanStr = Field(min_length=1)
     started_at: datetime | None = None
-    severity: str | None = None
-    symptoms: str = Field(min_length=1)
-    root_cause: str | None = None
-    tags: list[str] = Field(default_factory=list)
+    severity: CleanStr | None = None
+    symptoms: CleanStr = Field(min_length=1)
+    root_cause: CleanStr | None = None
+    tags: list[CleanStr] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
 
     @field_validator("symptoms", "service")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from store.errors import TriageError
+from store.text import clean
 
 MAX_ALERT_CHARS = 20_000
 
@@ -68,7 +69,7 @@ def parse_alert(raw: str) -> Alert:
 
 def _text_alert(text: str) -> Alert:
     truncated = len(text) > MAX_ALERT_CHARS
-    return Alert(text[:MAX_ALERT_CHARS], "text", truncated=truncated)
+    return Alert(clean(text[:MAX_ALERT_CHARS]), "text", truncated=truncated)
 
 
 def _alertmanager(payload: Any) -> Alert:
@@ -99,7 +100,7 @@ def _alertmanager(payload: Any) -> Alert:
         raise AlertError("Alertmanager payload has no alertname, summary or description to "
                          "search with — paste the alert text instead")
     text = "\n".join(lines)
-    return Alert(text[:MAX_ALERT_CHARS], "alertmanager", services[0] if services else None,
+    return Alert(clean(text[:MAX_ALERT_CHARS]), "alertmanager", services[0] if services else None,
                  truncated=len(text) > MAX_ALERT_CHARS)
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from store.models import ActionOutcome
+from store.text import CleanStr
 
 State = Literal["proven", "unproven", "no_prior_incident"]
 
@@ -21,16 +22,16 @@ class RecalledRecord(BaseModel):
 
     incident_id: str
     action_id: str | None
-    service: str
+    service: CleanStr
     outcome: ActionOutcome | None
     score: float
-    text: str
+    text: CleanStr
     cosine: float | None = None
     bm25: float | None = None
-    title: str = ""
-    action: str = ""
-    explanation: str = ""
-    kind: str = ""
+    title: CleanStr = ""
+    action: CleanStr = ""
+    explanation: CleanStr = ""
+    kind: CleanStr = ""
     confirmed: bool = True
     quarantined: bool = False
 
@@ -42,7 +43,7 @@ class Evidence(BaseModel):
 
 
 class Recommendation(BaseModel):
-    action: str
+    action: CleanStr
     evidence: list[Evidence]
     resolved: int = 0
     tried: int = 0
@@ -50,10 +51,10 @@ class Recommendation(BaseModel):
 
 
 class Warning(BaseModel):
-    text: str
+    text: CleanStr
     incident_id: str
     action_id: str
-    explanation: str = ""
+    explanation: CleanStr = ""
 
 
 class Confidence(BaseModel):
@@ -66,35 +67,35 @@ class Confidence(BaseModel):
     tier: Literal["3+", "2", "1", "0"]
     floor: int
     cap: int
-    explanation: str
-    derivation: str = ""
-    cited: list[str] = Field(default_factory=list)
+    explanation: CleanStr
+    derivation: CleanStr = ""
+    cited: list[CleanStr] = Field(default_factory=list)
 
 
 class GuardEntry(BaseModel):
     rule: str
-    detail: str
+    detail: CleanStr
 
 
 class Attempt(BaseModel):
     n: int
-    result: str
-    reason: str
+    result: CleanStr
+    reason: CleanStr
     output_sha256: str
 
 
 class SearchInfo(BaseModel):
     """What was searched, so "no prior incident" can say exactly that."""
 
-    query: str
-    terms: list[str]
-    mode: str
+    query: CleanStr
+    terms: list[CleanStr]
+    mode: CleanStr
     floor: float
     best_rejected: float
     memory_incidents: int
-    gate: str = ""
-    redacted: list[str] = Field(default_factory=list)
-    notices: list[str] = Field(default_factory=list)
+    gate: CleanStr = ""
+    redacted: list[CleanStr] = Field(default_factory=list)
+    notices: list[CleanStr] = Field(default_factory=list)
 
 
 class SourceUse(BaseModel):
@@ -103,16 +104,16 @@ class SourceUse(BaseModel):
     source: str
     status: Literal["used", "unavailable", "truncated", "excluded", "not_configured"]
     sha256: str = ""
-    detail: str = ""
+    detail: CleanStr = ""
 
 
 class Briefing(BaseModel):
     state: State
     source: Literal["model", "deterministic"]
-    model: str | None
-    degraded: str | None
+    model: CleanStr | None
+    degraded: CleanStr | None
     recalled: list[RecalledRecord]
-    summary: str
+    summary: CleanStr
     recommendations: list[Recommendation]
     warnings: list[Warning]
     confidence: Confidence
@@ -120,6 +121,6 @@ class Briefing(BaseModel):
     attempts: list[Attempt] = Field(default_factory=list)
     verification: dict[str, Any] | None = None
     search: SearchInfo | None = None
-    likely_cause: str = ""
-    steps: list[str] = Field(default_factory=list)
+    likely_cause: CleanStr = ""
+    steps: list[CleanStr] = Field(default_factory=list)
     coverage: list[SourceUse] = Field(default_factory=list)

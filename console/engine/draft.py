@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from store.text import CleanStr
+
 MAX_ANSWER_CHARS = 200_000
 
 
@@ -17,12 +19,12 @@ class DraftEvidence(BaseModel):
 
 
 class DraftRecommendation(BaseModel):
-    action: str
+    action: CleanStr
     evidence: list[DraftEvidence] = Field(default_factory=list)
 
 
 class DraftWarning(BaseModel):
-    text: str
+    text: CleanStr
     incident_id: str
     action_id: str
 
@@ -30,12 +32,12 @@ class DraftWarning(BaseModel):
 class Draft(BaseModel):
     """The model's answer schema (sent as Ollama's structured-output ``format``)."""
 
-    summary: str
+    summary: CleanStr
     recommendations: list[DraftRecommendation] = Field(default_factory=list)
     warnings: list[DraftWarning] = Field(default_factory=list)
     confidence: int = Field(ge=0, le=100)
-    likely_cause: str = ""
-    steps: list[str] = Field(default_factory=list)
+    likely_cause: CleanStr = ""
+    steps: list[CleanStr] = Field(default_factory=list)
 
 
 class DraftRejected(Exception):

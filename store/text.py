@@ -1,0 +1,26 @@
+"""Untrusted text made safe to show: the one place control characters are removed.
+
+Alerts, stored incidents and model answers may carry terminal escape sequences (ESC, OSC,
+CSI — in C0 or C1 form) that retitle the window, erase the screen or forge links when
+printed. ``clean`` removes every C0 control except newline and tab, DEL, and every C1
+control. ``CleanStr`` applies it wherever such text enters a model (an incident, a draft,
+a briefing), so nothing built from them can carry an escape to the screen or the CLI.
+Markup is not touched here: it is always rendered literally.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """``text`` without control characters (newline and tab kept)."""
+    return _CONTROLS.sub("", text)
+
+
+CleanStr = Annotated[str, AfterValidator(clean)]

@@ -23,7 +23,8 @@ HOSTILE_FILE = r'''
 - id: INC-66
   title: "Ledger drift \e]0;pwned\a after release"
   service: "ledger\e[2J"
-  symptoms: "Ledger totals drift from the bank feed \e]8;;http://evil.example\e\\click\e]8;;\e\\ after the release \x9b31m"
+  symptoms: "Ledger totals drift from the bank feed \e]8;;http://evil.example\e\\click\e]8;;\e\\
+    after the release \x9b31m"
   actions:
     - id: A1
       action: "Re-ran the reconciliation job \e[5m"

@@ -25,11 +25,12 @@ def ids(rows: list[tuple[object, ...]]) -> list[str]:
 @pytest.fixture
 def index() -> CitationIndex:
     """INC-2041 (A1–A3), INC-1518 (A1, A2) and PAY-1518: "1518" alone is ambiguous; OPS-0042
-    is numbered with leading zeros."""
-    return CitationIndex(recall_of(POOL, CACHE_A, OTHER_1518, BARE, ZEROS).actions)
+    is numbered with leading zeros, SEC-7 with one digit."""
+    return CitationIndex(recall_of(POOL, CACHE_A, OTHER_1518, BARE, ZEROS, SEVEN).actions)
 
 
 ZEROS = incident("OPS-0042", act("A1", "Rotated the certificate", "RESOLVED", "It had expired"))
+SEVEN = incident("SEC-7", act("A1", "Blocked the scanning range", "MITIGATED", "Load fell"))
 
 
 # --- an incident id, in any spelling --------------------------------------------------
@@ -62,6 +63,8 @@ INCIDENTS = [
     ("42", "OPS-0042"),                 # the same number without its leading zeros
     ("#042", "OPS-0042"),
     ("INC-42", "OPS-0042"),             # "INC" as the word for incident, like "incident 42"
+    ("INC-7", "SEC-7"),
+    ("#07", "SEC-7"),
     ("420", None),
     ("OPS-2041", None),                 # another team's 2041 is not our INC-2041
     ("1518", None),                     # INC-1518 or PAY-1518: ambiguous, so nothing

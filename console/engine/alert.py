@@ -58,6 +58,9 @@ def parse_alert(raw: str) -> Alert:
     if stripped.startswith("{") or stripped.startswith("["):
         try:
             payload = json.loads(stripped)
+        except RecursionError:
+            raise AlertError("alert JSON is nested too deeply to be an Alertmanager payload — "
+                             "paste the alert text instead") from None
         except json.JSONDecodeError as exc:
             if stripped.startswith("{\"") or stripped.startswith("[{"):
                 raise AlertError(f"alert looks like JSON but does not parse (line {exc.lineno}, "
@@ -85,7 +88,7 @@ def _alertmanager(payload: Any) -> Alert:
     for item in alerts:
         if not isinstance(item, dict):
             continue
-        labels = {**(common if isinstance(common, dict) else {}), **_str_map(item.get("labels"))}
+        labels = {**_str_map(common), **_str_map(item.get("labels"))}
         annotations = _str_map(item.get("annotations"))
         service = labels.get("service") or labels.get("job") or labels.get("app")
         if service:

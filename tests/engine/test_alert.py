@@ -182,3 +182,22 @@ def test_missing_alert_file_is_refused(tmp_path: Path) -> None:
 def test_directory_as_alert_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(AlertError, match="directory"):
         read_alert_file(tmp_path)
+
+
+@pytest.mark.parametrize("raw, message", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"alerts": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+], ids=["bare-array", "inside-alerts"])
+def test_deeply_nested_json_is_a_named_error_not_a_traceback(raw: str, message: str) -> None:
+    with pytest.raises(AlertError, match=message):
+        parse_alert(raw)
+
+
+def test_common_labels_that_are_not_strings_are_read_not_a_traceback() -> None:
+    payload = {"commonLabels": {"service": "payments-api", "alertname": ["A", "B"],
+                                "meta": {"a": 1}, "flag": None},
+               "alerts": [{"labels": {"severity": "page"},
+                           "annotations": {"summary": "5xx above 5%"}}]}
+    alert = parse_alert(json.dumps(payload))
+    assert alert.service == "payments-api"
+    assert "5xx above 5%" in alert.text and "meta" not in alert.text

@@ -50,7 +50,9 @@ class Recommendation(BaseModel):
     failed_elsewhere: list[Evidence] = Field(default_factory=list)
 
 
-class Warning(BaseModel):
+class BriefingWarning(BaseModel):
+    """A recalled action that made things worse: never repeat it without reading why."""
+
     text: CleanStr
     incident_id: str
     action_id: str
@@ -115,7 +117,7 @@ class Briefing(BaseModel):
     recalled: list[RecalledRecord]
     summary: CleanStr
     recommendations: list[Recommendation]
-    warnings: list[Warning]
+    warnings: list[BriefingWarning]
     confidence: Confidence
     guard_log: list[GuardEntry] = Field(default_factory=list)
     attempts: list[Attempt] = Field(default_factory=list)

@@ -7,21 +7,18 @@ from dataclasses import dataclass, field
 from console.engine.briefing import (
     Attempt,
     Briefing,
+    BriefingWarning,
     Evidence,
     GuardEntry,
     RecalledRecord,
     Recommendation,
     SearchInfo,
     State,
-    Warning,
 )
 from console.engine.confidence import Cited, compute_confidence
-from store.models import ActionOutcome
+from console.engine.worsened import warnings_from
 from store.recall import Recall, RecalledAction
 from store.terms import terms
-
-# Kept only for console/engine/guards.py until it reads ActionOutcome.is_fix itself.
-FIX_OUTCOMES = tuple(o for o in ActionOutcome if o.is_fix)
 
 # Two recorded actions are "the same fix" when their wording overlaps this much.
 SAME_FIX_OVERLAP = 0.6
@@ -88,22 +85,6 @@ def recommendations_from(recall: Recall) -> list[tuple[Recommendation, list[Cite
     return [(recommendation, cited) for _, recommendation, cited in ranked]
 
 
-def warnings_from(recall: Recall) -> list[Warning]:
-    """Every recalled action that made things worse, with why."""
-    warnings = []
-    for action in recall.actions:
-        if action.outcome is not ActionOutcome.WORSENED:
-            continue
-        suspected = " (explanation suspected, not confirmed)" if not action.confirmed else ""
-        warnings.append(Warning(
-            text=f"Don't repeat: {action.action} — {action.action_id} WORSENED: "
-                 f"{action.explanation}{suspected}",
-            incident_id=action.incident_id, action_id=action.action_id,
-            explanation=action.explanation,
-        ))
-    return warnings
-
-
 def recalled_records(recall: Recall) -> list[RecalledRecord]:
     """The recall as the sidebar and the JSON show it: every action, or the bare incident."""
     records = []
@@ -163,7 +144,7 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
 
 
 def _summary(recall: Recall, state: State, recommendations: list[Recommendation],
-             warnings: list[Warning], memory_incidents: int) -> str:
+             warnings: list[BriefingWarning], memory_incidents: int) -> str:
     if state == "no_prior_incident":
         searched = ", ".join(recall.query_terms) or "(no searchable words)"
         return (f"No prior incident: none of the {memory_incidents} incidents in memory "

@@ -5,11 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.engine.briefing import Confidence, Evidence, GuardEntry, Recommendation, Warning
+from console.engine.briefing import (
+    BriefingWarning,
+    Confidence,
+    Evidence,
+    GuardEntry,
+    Recommendation,
+)
 from console.engine.citations import CitationIndex, scrub_mentions
 from console.engine.confidence import Cited, claim_is_valid, compute_confidence
-from console.engine.deterministic import FIX_OUTCOMES, warnings_from
 from console.engine.draft import DraftRejected, extract_json, loose_draft
+from console.engine.worsened import warning_for, warnings_from
+from store.models import ActionOutcome
 from store.recall import Recall
 
 
@@ -19,7 +26,7 @@ class GuardedDraft:
 
     summary: str
     recommendations: list[Recommendation]
-    warnings: list[Warning]
+    warnings: list[BriefingWarning]
     confidence: Confidence
     likely_cause: str = ""
     steps: list[str] = field(default_factory=list)
@@ -56,7 +63,7 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
             if action is None:
                 note("citation_not_recalled", f"{label!r} in recommendation {number} dropped")
                 continue
-            if action.outcome not in FIX_OUTCOMES:
+            if not action.outcome.is_fix:
                 note("evidence_not_a_fix", f"{action.action_id} is {action.outcome}: evidence for "
                      f"a warning, never for recommendation {number}; dropped")
                 continue
@@ -66,7 +73,7 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
             if earlier is not None:
                 note("duplicate_citation", f"{action.incident_id} cited again in recommendation "
                      f"{number}; counted once")
-                if earlier.outcome == "RESOLVED" or cited.outcome != "RESOLVED":
+                if earlier.outcome.is_proof or not cited.outcome.is_proof:
                     continue
             by_incident[action.incident_id] = cited
         evidence = list(by_incident.values())
@@ -74,13 +81,13 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
             note("recommendation_unbacked", f"recommendation {number} has no recalled RESOLVED "
                  "or MITIGATED action as evidence; dropped")
             continue
-        resolved = sum(1 for e in evidence if e.outcome == "RESOLVED")
+        resolved = sum(1 for e in evidence if e.outcome.is_proof)
         recommendations.append(Recommendation(
             action=scrub(item["action"], f"recommendation {number}"), evidence=evidence,
             resolved=resolved, tried=len(evidence)))
         scored.append([Cited(e.incident_id, e.outcome) for e in evidence])
 
-    warnings: list[Warning] = []
+    warnings: list[BriefingWarning] = []
     warned: set[str] = set()
     for number, item in enumerate(draft["warnings"], 1):
         cited_anything = True
@@ -89,7 +96,7 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
         if action is None:
             note("citation_not_recalled", f"warning {number} cites {label!r}; dropped")
             continue
-        if action.outcome != "WORSENED":
+        if action.outcome is not ActionOutcome.WORSENED:
             note("warning_not_worsened", f"warning {number} cites {action.action_id} which is "
                  f"{action.outcome}, not WORSENED; dropped")
             continue
@@ -99,11 +106,7 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
         warned.add(action.action_id)
         # A blank text (or only spaces) is no text: the stored action is shown instead.
         text = scrub(item["text"], f"warning {number}").strip() or action.action
-        suspected = "" if action.confirmed else " (explanation suspected, not confirmed)"
-        warnings.append(Warning(text=f"{text} — {action.action_id} WORSENED: {action.explanation}"
-                                     f"{suspected}",
-                                incident_id=action.incident_id, action_id=action.action_id,
-                                explanation=action.explanation))
+        warnings.append(warning_for(action, text))
     for missing in warnings_from(recall):
         if missing.action_id not in warned:
             note("warning_added", f"{missing.action_id} WORSENED was recalled but not warned "
@@ -126,7 +129,8 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
 def _confidence(draft: dict[str, Any], scored: list[list[Cited]],
                 log: list[GuardEntry]) -> Confidence:
     claim = draft["confidence"]
-    best = max(scored, key=lambda cited: sum(c.outcome == "RESOLVED" for c in cited), default=[])
+    best = max(scored, key=lambda cited: sum(ActionOutcome(c.outcome).is_proof for c in cited),
+               default=[])
     confidence = compute_confidence(claim, best, claim_given=True)
     if not claim_is_valid(claim):
         log.append(GuardEntry(rule="confidence_invalid",

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from console.__main__ import main
 from console.engine.config import Settings
@@ -16,6 +16,7 @@ from console.engine.draft import Draft
 from console.ui.app import TriageApp
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from store.text import clean
+from tests.ui.driving import brief_and_wait
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Double-quoted YAML: \e is ESC, \a BEL, \x9b the one-byte CSI.
@@ -78,13 +79,7 @@ def test_model_answers_are_cleaned_before_any_guard_sees_them() -> None:
 async def test_console_screen_shows_no_control_characters(hostile: Path, tmp_path: Path) -> None:
     app = TriageApp(Settings.from_env())
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        app.screen.query_one("#alert-input", Input).value = ALERT
-        await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await brief_and_wait(pilot, ALERT)
         body = str(app.screen.query_one("#briefing-body", Static).content)
         assert "INC-66" in body
         sidebar = app.screen.query_one(RecalledSidebar)

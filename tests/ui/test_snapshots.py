@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input
 
 from console.engine.config import Settings
 from console.ui.app import TriageApp
 from tests.conftest import BUNDLED_INCIDENTS
+from tests.ui.driving import brief_and_wait
 
 SIZE = (120, 40)
 CLOSED_PORT = "http://127.0.0.1:9"  # the discard port: nothing listens on it here
@@ -29,15 +29,8 @@ def app_for(data_dir: Path, incidents: Path = BUNDLED_INCIDENTS, **settings: Any
 
 def briefed(alert: str) -> Any:
     async def run_before(pilot: Any) -> None:
-        app = pilot.app
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        app.screen.query_one("#alert-input", Input).value = alert
-        await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        app.clear_notifications()
+        await brief_and_wait(pilot, alert)
+        pilot.app.clear_notifications()
         await pilot.pause()
     return run_before
 

@@ -129,6 +129,8 @@ class TriageApp(App[None]):
             return
         except IncidentFileError as exc:
             self.post_message(MemoryFailed.from_error(exc))
+            # The problems are on screen already (MemoryFailed); this only ends the request.
+            self.post_message(BriefingFailed("", request.id))
             return
         self.post_message(BriefingReady(briefing, request.id))
 
@@ -214,9 +216,10 @@ class TriageApp(App[None]):
             self.main_screen.show_briefing(message.briefing)
 
     def on_briefing_failed(self, message: BriefingFailed) -> None:
-        if self._is_current(message.request_id, "failure") and self.main_screen is not None:
+        if self._is_current(message.request_id, "failure"):
             self.request = None
-            self.main_screen.show_failure(message.reason)
+            if message.reason and self.main_screen is not None:
+                self.main_screen.show_failure(message.reason)
 
     def saved(self, status: MemoryStatus, incident_id: str) -> None:
         """A postmortem was saved: the memory status follows."""

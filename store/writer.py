@@ -8,11 +8,13 @@ loaded is never overwritten.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -171,6 +173,26 @@ def _atomic_write(path: Path, text: str, before_rename: Callable[[], None]) -> N
         if os.path.exists(temp_name):
             os.unlink(temp_name)
         raise
+
+
+def lock_path(target: Path) -> Path:
+    """The advisory lock file of an incidents file (beside it) or directory (inside it)."""
+    return target / ".triage.lock" if target.is_dir() else target.with_name(f".{target.name}.lock")
+
+
+@contextmanager
+def save_lock(target: Path) -> Iterator[None]:
+    """Held across a whole save (re-read → compare → write → rename → index), so two writers —
+    two consoles, two `triage add` — take turns instead of losing one's incident.
+
+    ``fcntl.flock`` on a sibling file: released by the kernel if the process dies.
+    """
+    with open(lock_path(target), "a", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _refuse_if_changed(target: Path, expected_sha256: str | None) -> None:

@@ -14,9 +14,9 @@ from console.engine.pipeline import Hooks, MemorySnapshot
 from console.engine.request import BriefingRequest
 from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
 from store.index import MemoryIndex, freshness
-from store.loader import LoadedMemory, load_incidents
+from store.loader import IncidentFileError, LoadedMemory, load_incidents
 from store.models import Incident
-from store.writer import file_sha256, redact_incident, save_incident
+from store.writer import file_sha256, redact_incident, save_incident, save_lock
 
 
 @dataclass(frozen=True)
@@ -123,20 +123,45 @@ class TriageEngine:
     def save_incident(self, incident: Incident) -> SaveResult:
         """Redact, save into the incidents file (append or replace its block), update the index.
 
-        Raises store.writer.SaveRefused (nothing written) when the file changed on disk since
-        it was loaded, or when the result would not re-read exactly as intended.
+        The whole save holds the incidents file's lock. If the file changed on disk since it
+        was loaded, a *new* incident is still appended when the change only added or edited
+        other incidents (nothing this engine loaded was removed); anything else raises
+        store.writer.SaveRefused with nothing written.
         """
         if self.memory is None or self.index is None:
             self.load()
-        assert self.index is not None
+        assert self.index is not None and self.memory is not None
         cleaned, redacted = redact_incident(incident)
-        previous = self.incident(cleaned.id)
-        path = save_incident(self.settings.incidents_path, cleaned, self.loaded_sha256)
-        self.loaded_sha256 = file_sha256(self.settings.incidents_path)
-        memory = load_incidents(self.settings.incidents_path)
-        self.notices = self.index.update_incident(memory, cleaned.id, previous)
-        self.memory = memory
+        target = self.settings.incidents_path
+        with save_lock(target):
+            expected = self.loaded_sha256
+            others_saved = file_sha256(target) != expected and self._only_others_changed(
+                cleaned.id)
+            if others_saved:
+                expected = file_sha256(target)
+            previous = self.incident(cleaned.id)
+            path = save_incident(target, cleaned, expected)
+            self.loaded_sha256 = file_sha256(target)
+            memory = load_incidents(target)
+            # After someone else's save the index is brought up to the whole file (vectors
+            # come from the cache); otherwise only this incident's row changes.
+            self.notices = (self.index.open(memory) if others_saved
+                            else self.index.update_incident(memory, cleaned.id, previous))
+            self.memory = memory
         return SaveResult(str(path), cleaned, tuple(redacted), self._status(memory, "fresh"))
+
+    def _only_others_changed(self, incident_id: str) -> bool:
+        """Is appending ``incident_id`` onto the file as it is now safe? Only when it is new
+        there and in what was loaded, and every incident loaded is still in the file."""
+        assert self.memory is not None
+        if self.incident(incident_id) is not None:
+            return False  # an edit of a stored incident: the user must see the other change
+        try:
+            fresh = load_incidents(self.settings.incidents_path)
+        except IncidentFileError:
+            return False
+        fresh_ids = {i.id for i in fresh.incidents}
+        return incident_id not in fresh_ids and {i.id for i in self.memory.incidents} <= fresh_ids
 
     def _status(self, memory: LoadedMemory, index_state: str) -> MemoryStatus:
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),

@@ -26,6 +26,27 @@ def new_incident(incident_id: str, symptoms: str) -> Incident:
                      "explanation": "The queue drained"}]})
 
 
+def race(engines: list[TriageEngine]) -> list[object]:
+    """Both engines save a new incident at the same moment; what each save returned or raised."""
+    barrier = threading.Barrier(len(engines))
+    outcomes: list[object] = [None] * len(engines)
+
+    def save(n: int) -> None:
+        barrier.wait()
+        try:
+            outcomes[n] = engines[n].save_incident(new_incident(
+                f"INC-{100 + n}", f"zeppelin {n} mooring lines snapped at dawn"))
+        except SaveRefused as refused:
+            outcomes[n] = refused
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(len(engines))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return outcomes
+
+
 @pytest.mark.parametrize("shared_data_dir", [False, True], ids=["two-laptops", "one-data-dir"])
 def test_two_concurrent_saves_keep_both_incidents(tmp_path: Path, write_incidents: Any,
                                                   incident: Any, shared_data_dir: bool) -> None:
@@ -36,22 +57,7 @@ def test_two_concurrent_saves_keep_both_incidents(tmp_path: Path, write_incident
             "data" if shared_data_dir else f"data-{n}"))) for n in range(2)]
         for engine in engines:
             engine.load()
-        barrier = threading.Barrier(2)
-        outcomes: list[object] = [None, None]
-
-        def save(n: int) -> None:
-            barrier.wait()
-            try:
-                outcomes[n] = engines[n].save_incident(new_incident(
-                    f"INC-{100 + n}", f"zeppelin {n} mooring lines snapped at dawn"))
-            except SaveRefused as refused:
-                outcomes[n] = refused
-
-        threads = [threading.Thread(target=save, args=(n,)) for n in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
+        outcomes = race(engines)
         assert not any(isinstance(o, SaveRefused) for o in outcomes), outcomes
         stored = {i.id for i in load_incidents(path).incidents}
         assert stored == {"INC-1", "INC-100", "INC-101"}, f"round {round_number}: {stored}"

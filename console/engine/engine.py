@@ -125,7 +125,7 @@ class TriageEngine:
 
         The whole save holds the incidents file's lock. If the file changed on disk since it
         was loaded, a *new* incident is still appended when the change only added or edited
-        other incidents (nothing this engine loaded was removed); anything else raises
+        other incidents (everything this engine loaded is there unchanged); anything else raises
         store.writer.SaveRefused with nothing written.
         """
         if self.memory is None or self.index is None:
@@ -152,7 +152,8 @@ class TriageEngine:
 
     def _only_others_changed(self, incident_id: str) -> bool:
         """Is appending ``incident_id`` onto the file as it is now safe? Only when it is new
-        there and in what was loaded, and every incident loaded is still in the file."""
+        there and in what was loaded, and every incident loaded is still there unchanged (the
+        file only gained incidents, comments or formatting)."""
         assert self.memory is not None
         if self.incident(incident_id) is not None:
             return False  # an edit of a stored incident: the user must see the other change
@@ -160,8 +161,9 @@ class TriageEngine:
             fresh = load_incidents(self.settings.incidents_path)
         except IncidentFileError:
             return False
-        fresh_ids = {i.id for i in fresh.incidents}
-        return incident_id not in fresh_ids and {i.id for i in self.memory.incidents} <= fresh_ids
+        fresh_by_id = {i.id: i for i in fresh.incidents}
+        return incident_id not in fresh_by_id and all(
+            fresh_by_id.get(i.id) == i for i in self.memory.incidents)
 
     def _status(self, memory: LoadedMemory, index_state: str) -> MemoryStatus:
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),

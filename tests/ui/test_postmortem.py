@@ -181,8 +181,11 @@ async def test_external_edit_refuses_save_then_reload_keeps_the_form(
         await pilot.press("tab")
         await fill_action(pilot, did="Deleted old WAL segments", outcome="r",
                           why="Freed 40% of the volume")
-        with incidents.open("a", encoding="utf-8") as file:
-            file.write("# edited by a teammate while the console was open\n")
+        # A teammate edits an incident this console loaded: saving over it is refused (an
+        # append onto a file that only gained incidents or comments is not: test_concurrent_saves).
+        incidents.write_text(incidents.read_text(encoding="utf-8").replace(
+            "title: Inventory feed lag during warehouse cycle count",
+            "title: Inventory feed lag during the warehouse cycle count"), encoding="utf-8")
         edited = incidents.read_bytes()
 
         await pilot.press("ctrl+s")
@@ -202,6 +205,27 @@ async def test_external_edit_refuses_save_then_reload_keeps_the_form(
         assert not isinstance(app.screen, PostmortemScreen)
         assert "37 incidents" in text_of(app, "#status-line")
     assert incidents.read_bytes().startswith(edited)
+
+
+async def test_a_comment_added_meanwhile_does_not_block_a_new_postmortem(
+        tmp_path: Path, incidents: Path) -> None:
+    app = make_app(tmp_path, incidents)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_postmortem(pilot, app)
+        await fill_incident(pilot, title="Disk filled", service="orders-db",
+                            symptoms="orders-db volume full, writes rejected")
+        await pilot.press("tab")
+        await fill_action(pilot, did="Deleted old WAL segments", outcome="r",
+                          why="Freed 40% of the volume")
+        with incidents.open("a", encoding="utf-8") as file:
+            file.write("# reviewed by a teammate while the console was open\n")
+        edited = incidents.read_bytes()
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        assert not isinstance(app.screen, PostmortemScreen)
+        assert "37 incidents" in text_of(app, "#status-line")
+    assert incidents.read_bytes().startswith(edited)
+    assert b"Deleted old WAL segments" in incidents.read_bytes()
 
 
 async def test_secret_in_symptoms_is_redacted_and_reported(tmp_path: Path,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 TABLE = "incidents"
 INDEX_DIR = "index"  # under the data dir
-SCHEMA_VERSION = 2  # bump when the document text or term rules change
+SCHEMA_VERSION = 3  # bump when the document text or term rules change
 META_FILE = "meta.json"
 # Single-incident saves each add a fragment; past this many, compact (plain optimize(): it is
 # safe beside readers, unlike cleanup_older_than=0 or delete_unverified).
@@ -44,7 +44,8 @@ COMPACT_AFTER_FRAGMENTS = 16
 # crossover is near 3k, where it saves 1-4 ms of a ~55 ms recall). Below it the scan is exact.
 ANN_MIN_ROWS = 10_000
 ANN_EF = 100
-COLUMNS = ["incident_id", "service", "title", "document", "lexical", "doc_sha256", "record"]
+COLUMNS = ["incident_id", "service", "title", "document", "lexical", "terms", "doc_sha256",
+           "record"]
 
 
 class IndexUnavailable(TriageError):
@@ -78,6 +79,7 @@ class Candidate:
     cosine: float | None
     bm25: float | None
     document: str
+    terms: frozenset[str]  # the document's gate terms, computed once when it was indexed
 
     @cached_property
     def incident(self) -> Incident:
@@ -121,7 +123,8 @@ def _row(incident: Incident) -> dict[str, Any]:
     document = incident_document(incident)
     return {"incident_id": incident.id, "service": incident.service, "title": incident.title or "",
             "document": document, "lexical": search_text(document),
-            "doc_sha256": text_key(document), "record": incident.model_dump_json()}
+            "terms": " ".join(terms(document)), "doc_sha256": text_key(document),
+            "record": incident.model_dump_json()}
 
 
 class MemoryIndex:
@@ -351,7 +354,8 @@ class MemoryIndex:
 
                 cosine = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
         bm25 = float(row["_score"]) if row.get("_score") is not None else None
-        return Candidate(row["incident_id"], row["record"], cosine, bm25, row["document"])
+        return Candidate(row["incident_id"], row["record"], cosine, bm25, row["document"],
+                         frozenset(row["terms"].split()))
 
 
 def _adjusted_frequency(frequency: dict[str, int], previous: Incident | None,

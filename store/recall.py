@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from store.calibration import Calibration
+from store.calibration import Calibration, default_calibration
 from store.embedder import EmbedderUnavailable
 from store.index import Candidate, MemoryIndex, incident_document
 from store.models import ActionOutcome, Incident
@@ -108,9 +108,8 @@ def rank(candidates: list[Candidate], query_terms: list[str], calibration: Calib
     needed = min(calibration.min_shared_terms, len(query_terms))
     ranked = []
     for candidate in candidates:
-        document_terms = set(terms(candidate.document))
-        shared = len(document_terms.intersection(query_terms))
-        share = coverage(query_terms, document_terms, frequencies, documents)
+        shared = len(candidate.terms.intersection(query_terms))
+        share = coverage(query_terms, candidate.terms, frequencies, documents)
         if calibration.embedder is None and shared < needed:
             share = 0.0  # one rare shared word is a coincidence, not a match
         ranked.append(Ranked(candidate.incident_id,
@@ -148,8 +147,6 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
             notices.append(f"vector search skipped, recall is lexical only: {exc}")
     calibration = index.calibration
     if vector is None and calibration.embedder is not None:
-        from store.calibration import default_calibration
-
         calibration = default_calibration(None)
     found = index.search(searchable, vector, CANDIDATES + len(hidden))
     candidates = {c.incident_id: c for c in found if c.incident_id not in hidden}
@@ -158,7 +155,7 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
     for candidate in found:
         if candidate.incident_id in hidden:
             documents -= 1
-            for term in set(terms(candidate.document)):
+            for term in candidate.terms:
                 frequencies[term] = frequencies.get(term, 1) - 1
     ranked = rank(list(candidates.values()), query_terms, calibration, frequencies, documents)
     kept = gate(ranked, calibration)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 
-_WORD = re.compile(r"[a-z0-9]+")
 _RAW_WORD = re.compile(r"[A-Za-z0-9]+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
@@ -58,19 +57,19 @@ def words(text: str) -> list[str]:
     return found
 
 
+def _meaningful(text: str) -> list[str]:
+    """``words`` of ``text`` that carry meaning: no stop words, no single letters."""
+    return [w for w in words(text) if w not in STOP_WORDS and len(w) >= 2]
+
+
 def search_text(text: str) -> str:
-    """The text handed to full-text search (index and query alike): ``words`` without stop words."""
-    return " ".join(w for w in words(text) if w not in STOP_WORDS and len(w) >= 2)
+    """The text handed to full-text search (index and query alike)."""
+    return " ".join(_meaningful(text))
 
 
 def terms(text: str) -> list[str]:
     """The distinct matching terms of ``text``, in order of first appearance."""
-    found: dict[str, None] = {}
-    for word in words(text):
-        if word in STOP_WORDS or len(word) < 2:
-            continue
-        found[_stem(word)] = None
-    return list(found)
+    return list(dict.fromkeys(_stem(word) for word in _meaningful(text)))
 
 
 def idf(term_count: int, documents: int) -> float:
@@ -78,7 +77,7 @@ def idf(term_count: int, documents: int) -> float:
     return math.log(1 + (documents - term_count + 0.5) / (term_count + 0.5))
 
 
-def coverage(query_terms: Iterable[str], document_terms: set[str],
+def coverage(query_terms: Iterable[str], document_terms: Set[str],
              document_frequency: Mapping[str, int], documents: int) -> float:
     """Share of the query's IDF weight that the document contains, in [0, 1].
 

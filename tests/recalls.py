@@ -34,8 +34,9 @@ def recall_of(*incidents: Incident, query: str = "payments api errors after depl
     """A recall that returned ``incidents``, best first, every action attached."""
     recalled = []
     for position, item in enumerate(incidents):
-        candidate = Candidate(item.id, item.model_dump_json(), None, None,
-                              incident_document(item))
+        document = incident_document(item)
+        candidate = Candidate(item.id, item.model_dump_json(), None, None, document,
+                              frozenset(terms(document)))
         score = round(0.9 - position / 100, 3)
         recalled.append(_recalled(candidate, Ranked(item.id, score, None, None, 0.5, 2)))
     return Recall(query=query, redacted=(), query_terms=tuple(terms(query)), mode="lexical",

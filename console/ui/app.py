@@ -123,7 +123,7 @@ class TriageApp(App[None]):
             self.post_message(DraftProgress(progress, request.id))
 
         try:
-            briefing = self.engine.run(request, Hooks(on_recall, on_progress))
+            briefing = self.engine.run(request, Hooks(on_recall, on_progress, self.audit))
         except BriefingCancelled:
             self.audit.append({"event": "briefing_cancelled", "request": request.id})
             return

@@ -13,6 +13,7 @@ import pytest
 from store.calibration import HYBRID_MINILM, LEXICAL, MINILM_ID, Calibration
 from store.index import Candidate
 from store.recall import Ranked, gate, rank
+from store.terms import terms
 
 HYBRID = Calibration(embedder="test-embedder", bm25_weight=0.01, coverage_weight=0.1, floor=0.5,
                      relative=0.8, max_incidents=3)
@@ -59,7 +60,7 @@ QUERY = ["pool", "exhaust", "timeout", "deploy"]  # as store.terms.terms makes t
 
 def candidate(incident_id: str, document: str, cosine: float | None = None,
               bm25: float | None = None) -> Candidate:
-    return Candidate(incident_id, "{}", cosine, bm25, document)
+    return Candidate(incident_id, "{}", cosine, bm25, document, frozenset(terms(document)))
 
 
 def ranked(*items: Candidate, calibration: Calibration = HYBRID,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -171,16 +172,21 @@ async def test_invalid_form_is_refused_with_reasons_and_nothing_written(
     assert incidents.read_bytes() == original
 
 
+async def fill_disk_postmortem(pilot: Any, app: TriageApp) -> None:
+    """Open the form and fill one incident with one action, as the save-race tests need."""
+    await open_postmortem(pilot, app)
+    await fill_incident(pilot, title="Disk filled", service="orders-db",
+                        symptoms="orders-db volume full, writes rejected")
+    await pilot.press("tab")
+    await fill_action(pilot, did="Deleted old WAL segments", outcome="r",
+                      why="Freed 40% of the volume")
+
+
 async def test_external_edit_refuses_save_then_reload_keeps_the_form(
         tmp_path: Path, incidents: Path) -> None:
     app = make_app(tmp_path, incidents)
     async with app.run_test(size=SIZE) as pilot:
-        await open_postmortem(pilot, app)
-        await fill_incident(pilot, title="Disk filled", service="orders-db",
-                            symptoms="orders-db volume full, writes rejected")
-        await pilot.press("tab")
-        await fill_action(pilot, did="Deleted old WAL segments", outcome="r",
-                          why="Freed 40% of the volume")
+        await fill_disk_postmortem(pilot, app)
         # A teammate edits an incident this console loaded: saving over it is refused (an
         # append onto a file that only gained incidents or comments is not: test_concurrent_saves).
         incidents.write_text(incidents.read_text(encoding="utf-8").replace(
@@ -211,12 +217,7 @@ async def test_a_comment_added_meanwhile_does_not_block_a_new_postmortem(
         tmp_path: Path, incidents: Path) -> None:
     app = make_app(tmp_path, incidents)
     async with app.run_test(size=SIZE) as pilot:
-        await open_postmortem(pilot, app)
-        await fill_incident(pilot, title="Disk filled", service="orders-db",
-                            symptoms="orders-db volume full, writes rejected")
-        await pilot.press("tab")
-        await fill_action(pilot, did="Deleted old WAL segments", outcome="r",
-                          why="Freed 40% of the volume")
+        await fill_disk_postmortem(pilot, app)
         with incidents.open("a", encoding="utf-8") as file:
             file.write("# reviewed by a teammate while the console was open\n")
         edited = incidents.read_bytes()

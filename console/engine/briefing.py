@@ -43,11 +43,24 @@ class Evidence(BaseModel):
 
 
 class Recommendation(BaseModel):
+    """``action`` is always the stored text of the first cited action; ``model_note`` is the
+    model's own phrasing of it (shown dimmed, labelled as the model's), empty when none."""
+
     action: CleanStr
     evidence: list[Evidence]
     resolved: int = 0
     tried: int = 0
     failed_elsewhere: list[Evidence] = Field(default_factory=list)
+    model_note: CleanStr = ""
+
+
+class Step(BaseModel):
+    """One next step: the stored text of the recalled action it cites (never model words)."""
+
+    text: CleanStr
+    incident_id: str
+    action_id: str
+    outcome: ActionOutcome
 
 
 class BriefingWarning(BaseModel):
@@ -109,6 +122,19 @@ class SourceUse(BaseModel):
     detail: CleanStr = ""
 
 
+class AlertGroup(BaseModel):
+    """One alert group of a multi-alert payload (alerts with the same labels, less instance
+    labels) with the state its own recall reached; ``selected`` marks the one briefed."""
+
+    key: CleanStr
+    alerts: int
+    alert: CleanStr
+    state: State
+    top_incident_id: str | None = None
+    score: float | None = None
+    selected: bool = False
+
+
 class Briefing(BaseModel):
     state: State
     source: Literal["model", "deterministic"]
@@ -125,4 +151,6 @@ class Briefing(BaseModel):
     search: SearchInfo | None = None
     likely_cause: CleanStr = ""
     steps: list[CleanStr] = Field(default_factory=list)
+    step_citations: list[Step] = Field(default_factory=list)
     coverage: list[SourceUse] = Field(default_factory=list)
+    batch: list[AlertGroup] = Field(default_factory=list)

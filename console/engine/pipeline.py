@@ -9,6 +9,7 @@ request id with the one it is waiting for and drops a stale answer.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable
@@ -81,9 +82,10 @@ def run(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None 
     hooks.recalled(records)
     cancel.check()
     notices = _notices(snapshot, alert, quarantined)
-    steered = draft(recalled, quarantined, snapshot, hooks, client, cancel)     # 3. draft
+    usable = without(recalled, quarantined)
+    steered = draft(usable, snapshot, hooks, client, cancel)                    # 3. draft
     cancel.check()
-    return assemble(recalled, records, quarantined, notices, steered, snapshot,  # 4. assemble
+    return assemble(usable, records, quarantined, notices, steered, snapshot,   # 4. assemble
                     alert, client)
 
 
@@ -92,18 +94,33 @@ def quarantine(recalled: Recall) -> set[str]:
     return {a.action_id for a in recalled.actions if looks_like_instructions(a.text)}
 
 
-def draft(recalled: Recall, quarantined: set[str], snapshot: MemorySnapshot, hooks: Hooks,
+def without(recalled: Recall, quarantined: set[str]) -> Recall:
+    """The recall less its quarantined actions: what every path may cite, prompt or recommend.
+
+    The sidebar still lists them (flagged); the incident itself stays recalled.
+    """
+    if not quarantined:
+        return recalled
+    return dataclasses.replace(recalled, incidents=tuple(
+        dataclasses.replace(incident, actions=tuple(
+            a for a in incident.actions if a.action_id not in quarantined))
+        for incident in recalled.incidents))
+
+
+def draft(recalled: Recall, snapshot: MemorySnapshot, hooks: Hooks,
           client: ModelClient | None, cancel: CancelToken) -> SteerResult | str:
-    """The model's guarded draft (with every attempt), or why the model was not asked."""
+    """The model's guarded draft (with every attempt), or why the model was not asked.
+
+    ``recalled`` is already without quarantined actions: they are neither prompted nor citable.
+    """
     settings = snapshot.settings
     if client is None:
         return ("offline (TRIAGE_OFFLINE=1) — deterministic briefing" if settings.offline
                 else "no model configured (set TRIAGE_MODEL) — deterministic briefing")
     if not recalled.incidents:
         return "no prior incident — the model was not asked (nothing it could cite)"
-    prompt_records = [a for a in recalled.actions if a.action_id not in quarantined]
     audit = hooks.audit or AuditLog(settings.audit_path)
-    return run_model(client, recalled.query, recalled, prompt_records, audit,
+    return run_model(client, recalled.query, recalled, recalled.actions, audit,
                      budget=settings.model_timeout * 2, on_progress=hooks.progress,
                      cancelled=lambda: cancel.cancelled)
 

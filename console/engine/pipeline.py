@@ -147,7 +147,8 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
             recommendations=accepted.recommendations, warnings=accepted.warnings,
             confidence=accepted.confidence, guard_log=steered.guard_log,
             attempts=steered.attempts, search=search_info(recalled, size, notices),
-            likely_cause=accepted.likely_cause, steps=accepted.steps)
+            likely_cause=accepted.likely_cause, steps=[s.text for s in accepted.steps],
+            step_citations=accepted.steps)
     return briefing.model_copy(update={
         "coverage": coverage(alert, recalled, briefing, quarantined, snapshot)})
 

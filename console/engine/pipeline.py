@@ -1,5 +1,8 @@
 """The route of one alert, top to bottom: recall → quarantine → draft or fallback → assemble.
 
+A multi-alert payload is recalled group by group (console/engine/batch.py); the rest of the
+route is that of the one group briefed — the strongest, or the one the engineer chose.
+
 Each briefing is a request with an id. Its worker reads a snapshot taken when it started
 (the memory and the index as loaded then, the settings), reports through one ``Hooks`` object,
 and checks its ``CancelToken`` between stages and between streamed chunks. The Briefing is
@@ -17,7 +20,8 @@ from dataclasses import dataclass
 
 from console.engine.alert import Alert
 from console.engine.audit import AuditLog
-from console.engine.briefing import Briefing, RecalledRecord, SourceUse
+from console.engine.batch import GroupRecall, batch_entries, strongest
+from console.engine.briefing import Briefing, RecalledRecord, SourceUse, State
 from console.engine.config import Settings
 from console.engine.deterministic import deterministic_briefing, recalled_records, search_info
 from console.engine.model_client import ModelClient, Progress
@@ -73,20 +77,45 @@ def run(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None 
         client: ModelClient | None = None) -> Briefing:
     """The whole pipeline for one request; raises BriefingCancelled if it was cancelled."""
     hooks = hooks or Hooks()
-    alert, cancel = request.alert, request.cancel
+    cancel = request.cancel
     cancel.check()
-    recalled = recall(snapshot.index, alert.text)                               # 1. recall
+    alert, recalled, groups = recall_alert(request.alert, snapshot, cancel)    # 1. recall
     quarantined = quarantine(recalled)                                          # 2. quarantine
     records = [r.model_copy(update={"quarantined": r.action_id in quarantined})
                for r in recalled_records(recalled)]
     hooks.recalled(records)
     cancel.check()
-    notices = _notices(snapshot, alert, quarantined)
+    notices = _notices(snapshot, alert, quarantined, groups)
     usable = without(recalled, quarantined)
     steered = draft(usable, snapshot, hooks, client, cancel)                    # 3. draft
     cancel.check()
     return assemble(usable, records, quarantined, notices, steered, snapshot,   # 4. assemble
-                    alert, client)
+                    alert, client, groups)
+
+
+def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
+                 ) -> tuple[Alert, Recall, list[GroupRecall]]:
+    """The alert to brief and its recall; for a batch, every group's recall as well.
+
+    A batch briefs the group the engineer chose, else the strongest (see batch.py). Each
+    group is searched on its own text, never the payload's texts run together.
+    """
+    if not alert.groups:
+        return alert, recall(snapshot.index, alert.text), []
+    size = len(snapshot.memory.incidents)
+    groups = []
+    for group in alert.groups:
+        cancel.check()
+        recalled = recall(snapshot.index, group.text)
+        groups.append(GroupRecall(group, recalled, memory_state(recalled, size)))
+    chosen = alert.group if alert.group is not None else strongest(groups)
+    return alert.for_group(chosen), groups[chosen].recall, groups
+
+
+def memory_state(recalled: Recall, memory_incidents: int) -> State:
+    """The state the memory alone gives a recall: that of its deterministic briefing."""
+    usable = without(recalled, quarantine(recalled))
+    return deterministic_briefing(usable, memory_incidents, None).state
 
 
 def quarantine(recalled: Recall) -> set[str]:
@@ -127,8 +156,11 @@ def draft(recalled: Recall, snapshot: MemorySnapshot, hooks: Hooks,
 
 def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[str],
              notices: list[str], steered: SteerResult | str, snapshot: MemorySnapshot,
-             alert: Alert, client: ModelClient | None) -> Briefing:
-    """The one place a Briefing is built: from the model's accepted draft or the memory alone."""
+             alert: Alert, client: ModelClient | None,
+             groups: list[GroupRecall] | None = None) -> Briefing:
+    """The one place a Briefing is built: from the model's accepted draft or the memory alone.
+
+    ``groups`` (a batch's recalls) become ``batch``, the briefed group marked."""
     size = len(snapshot.memory.incidents)
     if isinstance(steered, SteerResult) and steered.audit_error:
         notices.append(steered.audit_error)
@@ -150,14 +182,22 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
             likely_cause=accepted.likely_cause, steps=[s.text for s in accepted.steps],
             step_citations=accepted.steps)
     return briefing.model_copy(update={
-        "coverage": coverage(alert, recalled, briefing, quarantined, snapshot)})
+        "coverage": coverage(alert, recalled, briefing, quarantined, snapshot),
+        "batch": batch_entries(groups or [], alert.group, briefing.state)})
 
 
-def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str]) -> list[str]:
-    notices = []
+def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str],
+             groups: list[GroupRecall]) -> list[str]:
+    notices = list(alert.notices)
     meta = snapshot.index.meta
     if meta and meta.embed_error:
         notices.append(f"recall is lexical only: {meta.embed_error}")
+    # What the other groups' searches reported (an index repair is reported once, to the
+    # search that met it): the briefed group's own notices are in its search info already.
+    briefed = groups[alert.group].recall.notices if groups and alert.group is not None else ()
+    for group in groups:
+        notices.extend(n for n in group.recall.notices
+                       if n not in briefed and n not in notices)
     if alert.truncated:
         notices.append("alert was longer than 20,000 characters; only the start was searched")
     if quarantined:

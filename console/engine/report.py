@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from console.engine.briefing import Briefing
+from console.engine.briefing import AlertGroup, Briefing
 
 STATE_LABEL = {
     "proven": "PROVEN FIX IN MEMORY",
     "unproven": "SIMILAR INCIDENTS, NO PROVEN FIX",
     "no_prior_incident": "NO PRIOR INCIDENT",
 }
+GROUP_STATE_LABEL = {"proven": "PROVEN", "unproven": "UNPROVEN", "no_prior_incident": "NO PRIOR"}
 
 
 def briefing_text(briefing: Briefing) -> str:
     """Render a briefing for a terminal or a log; every line is grounded in the result."""
     lines = [f"[{STATE_LABEL[briefing.state]}] source: {briefing.source}"
              + (f" ({briefing.model})" if briefing.model else "")]
+    briefed = next((n for n, g in enumerate(briefing.batch, 1) if g.selected), None)
+    if briefed is not None:
+        group = briefing.batch[briefed - 1]
+        lines.append(f"alert group {briefed} of {len(briefing.batch)} ({_alerts(group.alerts)}): "
+                     f"{group.alert}")
     if briefing.degraded:
         lines.append(f"note: {briefing.degraded}")
     lines += ["", briefing.summary, ""]
@@ -38,7 +44,27 @@ def briefing_text(briefing: Briefing) -> str:
     lines.append(f"  {c.explanation}")
     if briefing.state == "no_prior_incident" and briefing.search and briefing.search.gate:
         lines.append(f"  recall: {briefing.search.gate}")
+    if briefing.batch:
+        lines += ["", *batch_lines(briefing.batch)]
     if briefing.search and briefing.search.notices:
         lines.append("")
         lines += [f"notice: {n}" for n in briefing.search.notices]
     return "\n".join(lines)
+
+
+def batch_lines(batch: list[AlertGroup]) -> list[str]:
+    """The payload's alert groups, one a line, the briefed one marked ▶, and how to switch."""
+    total = sum(group.alerts for group in batch)
+    lines = [f"Alert groups — {len(batch)} groups of {_alerts(total)}, each recalled on its "
+             "own; ▶ briefed. Brief another: the same command with --group N"]
+    for number, group in enumerate(batch, 1):
+        top = (f"{group.top_incident_id} {group.score:.2f}" if group.top_incident_id
+               and group.score is not None else "—")
+        lines.append(f"  {'▶' if group.selected else ' '} {number:>2}. "
+                     f"{GROUP_STATE_LABEL[group.state]:<8} {_alerts(group.alerts):>10}  "
+                     f"{top:<15} {group.alert}")
+    return lines
+
+
+def _alerts(count: int) -> str:
+    return f"{count} alert{'s' if count != 1 else ''}"

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from console.engine.alert import MAX_ALERT_CHARS, AlertError, parse_alert, read_alert_file
+from console.engine.alert import (
+    MAX_ALERT_CHARS,
+    MAX_GROUPS,
+    AlertError,
+    parse_alert,
+    read_alert_file,
+)
 
 
 def webhook(*alerts: dict, common: dict | None = None) -> str:
@@ -71,16 +77,22 @@ def test_job_label_names_the_service_when_there_is_no_service_label() -> None:
     assert "payments-api" in alert.text
 
 
-def test_several_alerts_are_all_kept_once_each() -> None:
+def test_different_alerts_become_groups_each_searched_on_its_own() -> None:
     first = alert_item({"alertname": "HighLatency", "service": "checkout-service"},
                        {"summary": "p99 latency up"})
     second = alert_item({"alertname": "DBConnErrors", "service": "payments-api"},
                         {"description": "HikariPool connection is not available"})
     alert = parse_alert(webhook(first, second, first))
-    assert alert.text.count("HighLatency") == 1
-    assert "DBConnErrors" in alert.text and "HikariPool connection is not available" in alert.text
-    assert alert.service == "checkout-service"
-    assert len(alert.text.splitlines()) == 2
+    assert [(g.text, g.alerts, g.service) for g in alert.groups] == [
+        ("HighLatency — service checkout-service — p99 latency up", 2, "checkout-service"),
+        ("DBConnErrors — service payments-api — HikariPool connection is not available", 1,
+         "payments-api")]
+    # Until a group is chosen the alert reads as its first group, never as all run together.
+    assert alert.text == alert.groups[0].text and alert.service == "checkout-service"
+    assert alert.group is None
+    chosen = alert.for_group(1)
+    assert chosen.text == alert.groups[1].text and chosen.service == "payments-api"
+    assert chosen.group == 1 and chosen.groups == alert.groups
 
 
 def test_common_labels_fill_in_what_an_alert_leaves_out() -> None:
@@ -201,3 +213,111 @@ def test_common_labels_that_are_not_strings_are_read_not_a_traceback() -> None:
     alert = parse_alert(json.dumps(payload))
     assert alert.service == "payments-api"
     assert "5xx above 5%" in alert.text and "meta" not in alert.text
+
+
+# --- grouping a multi-alert payload -----------------------------------------------------------
+
+LATENCY = {"alertname": "CheckoutLatencyHigh", "service": "checkout-service", "severity": "page"}
+OTHER = alert_item({"alertname": "DiskFilling", "service": "orders-db"}, {"summary": "wal"})
+
+
+@pytest.mark.parametrize("label", ["instance", "pod", "pod_name", "host", "hostname", "node",
+                                   "nodename", "container", "container_id", "ip", "uid",
+                                   "exported_instance", "exported_pod", "kubernetes_pod_name"])
+def test_the_same_alert_on_forty_targets_is_one_group(label: str) -> None:
+    forty = [alert_item({**LATENCY, label: f"target-{n}"},
+                        {"summary": "p99 latency up", "description": f"p99 4s on target-{n}"})
+             for n in range(40)]
+    alert = parse_alert(webhook(*forty, OTHER))
+    assert [g.alerts for g in alert.groups] == [40, 1]
+    latency = alert.groups[0]
+    assert latency.key == 'CheckoutLatencyHigh{service="checkout-service",severity="page"}'
+    # One alert text for the group, from its first member: the targets are not searched.
+    assert latency.text == ("CheckoutLatencyHigh — service checkout-service — p99 latency up — "
+                            "p99 4s on target-0")
+    assert latency.label == ("CheckoutLatencyHigh — service checkout-service — severity page — "
+                             "p99 latency up — p99 4s on target-0")
+
+
+@pytest.mark.parametrize("label", ["service", "job", "severity", "namespace", "env", "alertname"])
+def test_alerts_that_differ_in_what_fires_are_separate_groups(label: str) -> None:
+    one = alert_item({**LATENCY, "instance": "a"}, {"summary": "p99 latency up"})
+    two = alert_item({**LATENCY, "instance": "b", label: "other"}, {"summary": "p99 latency up"})
+    assert [g.alerts for g in parse_alert(webhook(one, two)).groups] == [1, 1]
+
+
+def test_one_group_is_one_alert_exactly() -> None:
+    """A payload whose alerts all fall into one group reads as that alert alone."""
+    forty = [alert_item({**LATENCY, "pod": f"pod-{n}"}, {"summary": "p99 latency up"})
+             for n in range(40)]
+    alone = parse_alert(webhook(forty[0]))
+    together = parse_alert(webhook(*forty))
+    assert together == alone
+    assert together.groups == () and together.text == alone.text
+
+
+def test_severity_is_shown_but_not_searched() -> None:
+    alert = parse_alert(webhook(alert_item(LATENCY, {"summary": "p99 latency up"})))
+    assert "page" not in alert.text and "severity" not in alert.text
+
+
+def test_groups_are_ordered_by_severity_then_size_then_payload_order() -> None:
+    def fire(name: str, severity: str, count: int) -> list[dict]:
+        return [alert_item({"alertname": name, "severity": severity, "instance": str(n)},
+                           {"summary": name}) for n in range(count)]
+
+    alert = parse_alert(webhook(*fire("InfoBig", "info", 9), *fire("WarnSmall", "warning", 1),
+                                *fire("NoSeverity", "", 20), *fire("WarnBig", "warning", 3),
+                                *fire("Crit", "critical", 1), *fire("WarnSmall2", "warning", 1)))
+    assert [g.key.split("{")[0] for g in alert.groups] == [
+        "Crit", "WarnBig", "WarnSmall", "WarnSmall2", "InfoBig", "NoSeverity"]
+
+
+def test_only_firing_alerts_are_grouped_when_any_fire() -> None:
+    firing = alert_item({**LATENCY, "instance": "a"}, {"summary": "p99 latency up"})
+    resolved = [alert_item({"alertname": "DiskFilling", "instance": str(n)}, {"summary": "wal"},
+                           status="resolved") for n in range(3)]
+    alert = parse_alert(webhook(*resolved, firing))
+    assert alert.groups == ()  # one firing group: one alert
+    assert "DiskFilling" not in alert.text and "CheckoutLatencyHigh" in alert.text
+    assert alert.notices == ("3 resolved alert(s) left out: only the 1 firing alert(s) were "
+                             "searched",)
+
+
+def test_resolved_alerts_alone_are_grouped_and_say_so() -> None:
+    resolved = [alert_item({"alertname": name, "instance": str(n)}, {"summary": name},
+                           status="resolved") for name in ("A", "B") for n in range(2)]
+    alert = parse_alert(webhook(*resolved))
+    assert [g.alerts for g in alert.groups] == [2, 2]
+    assert alert.notices == ("every alert in this payload is resolved (4): briefing what "
+                             "fired, nothing is firing now",)
+
+
+def test_groups_are_capped_and_the_notice_counts_what_was_left_out() -> None:
+    alerts = [alert_item({"alertname": f"A{n}"}, {"summary": f"alert {n}"})
+              for n in range(MAX_GROUPS + 3)]
+    alert = parse_alert(webhook(*alerts))
+    assert len(alert.groups) == MAX_GROUPS
+    assert alert.groups[-1].key == f"A{MAX_GROUPS - 1}{{}}"
+    assert alert.notices == (f"the payload holds {MAX_GROUPS + 3} alert groups: the "
+                             f"{MAX_GROUPS} most severe and largest were considered, 3 group(s) "
+                             "of 3 alert(s) were not",)
+
+
+def test_hostile_labels_are_one_line_without_control_characters() -> None:
+    evil = {"alertname": "X\x1b]0;title\x07Y", "team": 'a"b\nc\x9b2J', "severity": "\x1b[31mpage"}
+    raw = webhook(alert_item(evil, {"summary": "[bold]s[/bold]\x1b[2J", "description": "d\u0085"}),
+                  OTHER)
+    group = parse_alert(raw).groups[0]
+    assert group.key == 'X]0;titleY{severity="[31mpage",team="a\\"b c2J"}'
+    assert group.label == "X]0;titleY — severity [31mpage — [bold]s[/bold][2J — d"
+    assert group.text == "X]0;titleY — [bold]s[/bold][2J — d"
+
+
+def test_a_huge_label_is_bounded_in_the_list_but_searched_whole() -> None:
+    long = "word " * 200
+    group = parse_alert(webhook(alert_item({"alertname": "A", "team": long},
+                                           {"summary": long}), OTHER)).groups[0]
+    assert len(group.key) == 300 and group.key.endswith("…")
+    assert len(group.label) == 300 and group.label.endswith("…")
+    assert group.text == f"A — {long}"

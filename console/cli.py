@@ -42,8 +42,12 @@ def _read_raw_alert(args: argparse.Namespace) -> str:
 
 
 def brief(settings: Settings, args: argparse.Namespace) -> int:
+    """Brief one alert; for a multi-alert payload the strongest group, or ``--group N``."""
+    group = getattr(args, "group", None)
     try:
         alert = parse_alert(_read_raw_alert(args))
+        if group is not None:
+            alert = alert.for_group(group - 1)  # numbered from 1, as the group list shows
     except AlertError as exc:
         return report_error(exc)
     engine = TriageEngine(settings)
@@ -72,12 +76,28 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def check(settings: Settings, args: argparse.Namespace) -> int:
+    """Validate the incidents file; warn (file:line, kind — never the value) of each secret
+    written in it. Secrets alone still exit 0: they are redacted everywhere the memory goes,
+    but remain in the file and its git history until someone scrubs them."""
+    from store.loader import SecretFinding
+
+    def warn_secrets(secrets: list[SecretFinding]) -> None:
+        for found in secrets:  # one compiler-style line each, on stdout with the report
+            print(f"{found.file}:{found.line}: warning: {found.kind} secret in "
+                  f"{found.incident_id} {found.field} — redacted on load; scrub it from the "
+                  "file and its git history")
+
     try:
         memory = load_incidents(settings.incidents_path)
     except IncidentFileError as exc:
+        warn_secrets(exc.secrets)
         return report_error(exc)
+    warn_secrets(memory.secrets)
+    count = len(memory.secrets)
+    secrets = (f"; {count} secret{'s' if count != 1 else ''} found (redacted on load; scrub "
+               "them from the file and its git history)" if count else "; no secrets found")
     print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents, "
-          f"{memory.action_count} actions, {len(memory.services)} services")
+          f"{memory.action_count} actions, {len(memory.services)} services{secrets}")
     return EXIT_OK
 
 

@@ -1,4 +1,12 @@
-"""Read the team's incidents file (or directory), reporting every problem with file:line."""
+"""Read the team's incidents file (or directory), reporting every problem with file:line.
+
+Secrets written into an incident's text (a DSN password, a token, a key) are redacted here,
+as each incident is read, with the shared redactor (store/redact.py): every incident handed
+out — to the index, the embedder and its cache, the prompt, the JSON, the screen — already
+carries ``[REDACTED:<kind>]`` instead. Each one found is recorded as a SecretFinding (file,
+line, incident, field, kind — never the value) for `triage check` to report. The file itself
+is never rewritten here: scrubbing it (and its git history) is the team's decision.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,8 @@ import yaml
 from pydantic import ValidationError
 
 from store.errors import TriageError
-from store.models import Incident
+from store.models import Action, Incident
+from store.redact import redact
 from store.validation import describe_error
 
 # libyaml's parser is ~13x faster on the bundled memory (10 ms vs 135 ms) and keeps marks.
@@ -34,11 +43,31 @@ class Problem:
         return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
-class IncidentFileError(TriageError):
-    """The incidents file cannot be used as it is; ``problems`` lists every reason."""
+@dataclass(frozen=True)
+class SecretFinding:
+    """A secret found (and redacted) in the incidents file: where, and what kind — never the
+    value, nor any part of it."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    file: str
+    line: int
+    incident_id: str
+    field: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.kind} secret in {self.incident_id} {self.field}"
+
+
+class IncidentFileError(TriageError):
+    """The incidents file cannot be used as it is; ``problems`` lists every reason.
+
+    ``secrets`` lists the secrets found in the incidents that could be read, so `triage
+    check` reports them beside the errors."""
+
+    def __init__(self, problems: list[Problem], secrets: list[SecretFinding] | None = None
+                 ) -> None:
         self.problems = problems
+        self.secrets = list(secrets or [])
         count = len(problems)
         super().__init__(f"the incidents file has {count} problem{'s' if count != 1 else ''}:",
                          [str(p) for p in problems],
@@ -47,12 +76,14 @@ class IncidentFileError(TriageError):
 
 @dataclass(frozen=True)
 class LoadedMemory:
-    """The incidents as loaded, where they came from, and a hash of their content."""
+    """The incidents as loaded (secrets redacted), where they came from, a hash of their
+    content, and the secrets that were redacted from them."""
 
     incidents: list[Incident]
     files: list[Path]
     source_hash: str
     origin: dict[str, tuple[str, int]] = field(default_factory=dict)
+    secrets: list[SecretFinding] = field(default_factory=list)
 
     @property
     def action_count(self) -> int:
@@ -64,7 +95,10 @@ class LoadedMemory:
 
 
 def content_hash(incidents: Iterable[Incident]) -> str:
-    """A hash of what the incidents say, blind to comments and formatting."""
+    """A hash of what the incidents say, blind to comments and formatting.
+
+    Taken over the redacted incidents (what the index holds): stable across loads, and a
+    secret's value never reaches the index metadata, even as a hash."""
     payload = [i.model_dump(mode="json") for i in incidents]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -85,10 +119,11 @@ def load_incidents(path: Path) -> LoadedMemory:
     if not files:
         raise IncidentFileError([Problem(str(path), None, "", "directory holds no *.yaml files")])
     problems: list[Problem] = []
+    secrets: list[SecretFinding] = []
     incidents: list[Incident] = []
     origin: dict[str, tuple[str, int]] = {}
     for file in files:
-        for incident, line in _load_file(file, problems):
+        for incident, line in _load_file(file, problems, secrets):
             if incident.id in origin:
                 first_file, first_line = origin[incident.id]
                 problems.append(Problem(str(file), line, "id", f"duplicate incident id "
@@ -97,14 +132,18 @@ def load_incidents(path: Path) -> LoadedMemory:
             origin[incident.id] = (str(file), line)
             incidents.append(incident)
     if problems:
-        raise IncidentFileError(problems)
-    return LoadedMemory(incidents, files, content_hash(incidents), origin)
+        raise IncidentFileError(problems, secrets)
+    return LoadedMemory(incidents, files, content_hash(incidents), origin, secrets)
 
 
-def parse_incidents_text(text: str, name: str) -> list[Incident]:
-    """Validate YAML text holding a list of incidents (used by ``triage add`` and the editor)."""
+def parse_incidents_text(text: str, name: str, secrets: list[SecretFinding] | None = None
+                         ) -> list[Incident]:
+    """Validate YAML text holding a list of incidents (used by ``triage add`` and the editor).
+
+    The incidents come back redacted, exactly as load_incidents would hand them out (the
+    writer compares the two); ``secrets``, if given, receives what was redacted."""
     problems: list[Problem] = []
-    found = [incident for incident, _ in _parse(text, name, problems)]
+    found = [incident for incident, _ in _parse(text, name, problems, secrets)]
     seen: set[str] = set()
     for incident in found:
         if incident.id in seen:
@@ -115,7 +154,8 @@ def parse_incidents_text(text: str, name: str) -> list[Incident]:
     return found
 
 
-def _load_file(file: Path, problems: list[Problem]) -> list[tuple[Incident, int]]:
+def _load_file(file: Path, problems: list[Problem], secrets: list[SecretFinding]
+               ) -> list[tuple[Incident, int]]:
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -126,10 +166,11 @@ def _load_file(file: Path, problems: list[Problem]) -> list[tuple[Incident, int]
     except OSError as exc:
         problems.append(Problem(str(file), None, "", f"cannot read: {exc.strerror or exc}"))
         return []
-    return _parse(text, str(file), problems)
+    return _parse(text, str(file), problems, secrets)
 
 
-def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident, int]]:
+def _parse(text: str, name: str, problems: list[Problem],
+           secrets: list[SecretFinding] | None = None) -> list[tuple[Incident, int]]:
     try:
         root = yaml.compose(text, Loader=YAML_LOADER)
     except yaml.reader.ReaderError as exc:
@@ -178,7 +219,7 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident
         try:
             data = constructor.construct_document(node)
         except yaml.YAMLError as exc:
-            problems.append(Problem(name, line, label, f"cannot be read: {exc}"))
+            problems.append(Problem(name, line, label, f"cannot be read: {redact(str(exc)).text}"))
             continue
         if not isinstance(data, dict):
             problems.append(Problem(name, line, label, "each incident must be a mapping of "
@@ -193,8 +234,79 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[tuple[Incident
                 problems.append(_problem_from_error(name, node, label, error))
             continue
         if not dupes and not action_problems:
+            found: list[SecretFinding] = []
+            incident = _redacted(incident, node, _Source(name, text), found)
+            if secrets is not None:
+                secrets.extend(found)
             loaded.append((incident, line))
     return loaded
+
+
+class _Source:
+    """The text of one file, split into lines only if a secret has to be located in it."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name, self.text = name, text
+        self._lines: list[str] | None = None
+
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+
+def _redacted(incident: Incident, node: yaml.Node, source: _Source,
+              found: list[SecretFinding]) -> Incident:
+    """``incident`` with every secret in its text replaced; each one found goes to ``found``.
+
+    Every text field is redacted (title, service, severity, symptoms, root_cause, tags, and
+    each action's action, explanation and kind); ids are patterns that cannot hold a space
+    or a separator and are left alone."""
+
+    def clean(text: str | None, path: tuple[str | int, ...]) -> str | None:
+        if text is None:
+            return None
+        result = redact(text)
+        if result.found:
+            value_node: yaml.Node | None = node
+            for part in path:
+                value_node = _child(value_node, part)
+            for kind in result.found:
+                for line in _secret_lines(source, value_node, kind):
+                    found.append(SecretFinding(source.name, line, incident.id,
+                                               _field_path(path), kind))
+        return result.text
+
+    before = len(found)
+    updated = {name: clean(getattr(incident, name), (name,))
+               for name in ("title", "service", "severity", "symptoms", "root_cause")}
+    tags = [clean(tag, ("tags", n)) for n, tag in enumerate(incident.tags)]
+    actions: list[Action] = []
+    for n, action in enumerate(incident.actions):
+        seen = len(found)
+        texts = {name: clean(getattr(action, name), ("actions", n, name))
+                 for name in ("action", "explanation", "kind")}
+        actions.append(action if len(found) == seen
+                       else Action.model_validate({**action.model_dump(), **texts}))
+    found[before:] = sorted(found[before:], key=lambda finding: finding.line)
+    if len(found) == before:
+        return incident  # nothing to redact: the incident as validated
+    return Incident.model_validate({**incident.model_dump(), **updated, "tags": tags,
+                                    "actions": [a.model_dump() for a in actions]})
+
+
+def _secret_lines(source: _Source, node: yaml.Node | None, kind: str) -> list[int]:
+    """The file lines (1-based) of the field's value that hold a secret of ``kind``: each
+    source line of the value is redacted on its own; if the secret only shows once lines
+    are joined (a folded value), the line where the value starts."""
+    if node is None:
+        return []
+    first, last = node.start_mark.line, node.end_mark.line
+    if node.end_mark.column == 0 and last > first:
+        last -= 1
+    lines = source.lines()[first:last + 1]
+    hits = [first + n + 1 for n, text in enumerate(lines) if kind in redact(text).found]
+    return hits or [first + 1]
 
 
 def _first_alias(root: yaml.Node) -> int | None:

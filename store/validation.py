@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from store.models import ActionOutcome
+from store.redact import redact
 
 OUTCOMES = ", ".join(o.value for o in list(ActionOutcome)[:-1]) + f" or {ActionOutcome.WORSENED.value}"
 
@@ -18,17 +19,18 @@ def describe_error(error: Mapping[str, Any], *, short: bool = False) -> str:
     """What is wrong with one field, for a file report (default) or under a form field."""
     kind = str(error["type"])
     field = error["loc"][-1] if error["loc"] else ""
-    given = error.get("input")
+    # What was given is quoted back to the user: a secret in it is redacted first.
+    given = redact(repr(error.get("input"))).text
     if kind == "string_pattern_mismatch":
-        return f"{given!r} may use only letters, digits, '.', '_' and '-'"
+        return f"{given} may use only letters, digits, '.', '_' and '-'"
     if kind == "enum":
-        return f"{given!r} is not a valid outcome — use {OUTCOMES}"
+        return f"{given} is not a valid outcome — use {OUTCOMES}"
     if kind == "extra_forbidden":
         return "unknown field (check the spelling against the schema in README)"
     if not short:
         if kind == "missing":
             return "required field is missing"
-        return f"{error['msg']} (got {given!r})"
+        return f"{error['msg']} (got {given})"
     if field == "outcome" and kind == "missing":
         return "pick one: r/m/n/w"
     if kind in ("missing", "string_too_short") or (kind == "value_error"

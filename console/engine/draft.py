@@ -29,6 +29,12 @@ class DraftWarning(BaseModel):
     action_id: str
 
 
+class DraftStep(BaseModel):
+    text: CleanStr
+    incident_id: str
+    action_id: str
+
+
 class Draft(BaseModel):
     """The model's answer schema (sent as Ollama's structured-output ``format``)."""
 
@@ -37,7 +43,7 @@ class Draft(BaseModel):
     warnings: list[DraftWarning] = Field(default_factory=list)
     confidence: int = Field(ge=0, le=100)
     likely_cause: CleanStr = ""
-    steps: list[CleanStr] = Field(default_factory=list)
+    steps: list[DraftStep] = Field(default_factory=list)
 
 
 class DraftRejected(Exception):
@@ -96,6 +102,28 @@ def _citation(item: Any) -> dict[str, str]:
     return {"incident_id": "", "action_id": _text(item, 80)}
 
 
+# "INC-2041/A1", "INC-2041 A1", "inc 2041 #a1", "(INC-2041, A1)": an action named in a line.
+_ACTION_MENTION = re.compile(
+    r"(?i)\b((?:INC|INCIDENT)[\s_\-–—#]*[0-9０-９]+)\s*(?:[/／#,]|\s)\s*(?:action\s*)?"
+    r"#?([A-Z]{1,3}[0-9０-９]+)\b")
+
+
+def _step(item: Any) -> dict[str, Any] | None:
+    """A step's text and the citations it gives (fields, an evidence list, or in its text)."""
+    if isinstance(item, str):
+        return {"text": _text(item, 300), "citations": [
+            {"incident_id": m.group(1), "action_id": f"{m.group(1)}/{m.group(2)}"}
+            for m in _ACTION_MENTION.finditer(item[:300])]}
+    if not isinstance(item, dict):
+        return None
+    citations = [_citation(item)] if item.get("action_id") else []
+    evidence = item.get("evidence")
+    if isinstance(evidence, list):
+        citations += [_citation(e) for e in evidence]
+    text = item.get("text") or item.get("action") or ""
+    return {"text": _text(text, 300), "citations": citations}
+
+
 def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
     """Normalise a parsed answer's shape without judging its content (guards do that)."""
     summary = value.get("summary")
@@ -123,5 +151,6 @@ def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
         "confidence": value.get("confidence"),
         "confidence_given": "confidence" in value,
         "likely_cause": _text(value.get("likely_cause"), 500),
-        "steps": [_text(s, 300) for s in steps if isinstance(s, str)][:12],
+        "steps": [step for step in map(_step, steps if isinstance(steps, list) else [])
+                  if step is not None][:12],
     }

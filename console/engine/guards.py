@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,13 +12,15 @@ from console.engine.briefing import (
     Evidence,
     GuardEntry,
     Recommendation,
+    Step,
 )
 from console.engine.citations import CitationIndex, scrub_mentions
 from console.engine.confidence import Cited, claim_is_valid, compute_confidence
 from console.engine.draft import DraftRejected, extract_json, loose_draft
+from console.engine.grounding import REMOVED, CitedText, ground, normalise
 from console.engine.worsened import warning_for, warnings_from
 from store.models import ActionOutcome
-from store.recall import Recall
+from store.recall import Recall, RecalledAction
 
 
 @dataclass
@@ -29,12 +32,18 @@ class GuardedDraft:
     warnings: list[BriefingWarning]
     confidence: Confidence
     likely_cause: str = ""
-    steps: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     log: list[GuardEntry] = field(default_factory=list)
 
 
 def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
-    """Parse and check ``raw``; raise DraftRejected when it cannot be used at all."""
+    """Parse and check ``raw``; raise DraftRejected when it cannot be used at all.
+
+    Model words are shown only where the memory backs them: a recommendation's ``action`` and
+    each step are the stored text of the action they cite (the model's phrasing becomes the
+    recommendation's ``model_note``); command-like text or words addressed to a model that the
+    cited records do not hold are removed from every model field, and each removal is logged.
+    """
     draft = loose_draft(extract_json(raw))
     citations = CitationIndex(recall.actions)
     log: list[GuardEntry] = []
@@ -42,13 +51,21 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
     def note(rule: str, detail: str) -> None:
         log.append(GuardEntry(rule=rule, detail=detail))
 
-    def scrub(text: str, where: str) -> str:
+    def scrub(text: str, where: str, cited: list[RecalledAction]) -> str:
         cleaned, removed = scrub_mentions(text, citations)
         for mention in removed:
             note("citation_not_recalled", f"{mention!r} in {where} removed (not in this recall)")
-        return cleaned
+        grounded = ground(cleaned, CitedText(a.text for a in cited))
+        for command in grounded.commands:
+            note("command_not_in_records", f"{where}: {command!r} is not in the cited records; "
+                 "its sentence was removed")
+        for sentence in grounded.instructions:
+            note("instruction_removed", f"{where}: {sentence!r} reads like instructions, not "
+                 "a reading of the evidence; removed")
+        return grounded.text
 
     cited_anything = False
+    cited_records: list[RecalledAction] = []
     recommendations: list[Recommendation] = []
     scored: list[list[Cited]] = []
     for number, item in enumerate(draft["recommendations"], 1):
@@ -82,9 +99,16 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
                  "or MITIGATED action as evidence; dropped")
             continue
         resolved = sum(1 for e in evidence if e.outcome.is_proof)
+        backing = [a for e in evidence
+                   if (a := citations.action(e.incident_id, e.action_id)) is not None]
+        stored = backing[0].action
+        note_text = scrub(item["action"], f"recommendation {number}", backing)
+        if normalise(note_text) == normalise(stored) or _only_removed(note_text):
+            note_text = ""
         recommendations.append(Recommendation(
-            action=scrub(item["action"], f"recommendation {number}"), evidence=evidence,
-            resolved=resolved, tried=len(evidence)))
+            action=stored, evidence=evidence, resolved=resolved, tried=len(evidence),
+            model_note=note_text))
+        cited_records.extend(backing)
         scored.append([Cited(e.incident_id, e.outcome) for e in evidence])
 
     warnings: list[BriefingWarning] = []
@@ -104,9 +128,11 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
             note("duplicate_citation", f"warning {number} repeats {action.action_id}; dropped")
             continue
         warned.add(action.action_id)
-        # A blank text (or only spaces) is no text: the stored action is shown instead.
-        text = scrub(item["text"], f"warning {number}").strip() or action.action
-        warnings.append(warning_for(action, text))
+        cited_records.append(action)
+        # The lead words are the model's only where the memory backs them; a blank text
+        # (or one emptied by grounding) is no text: the stored action is shown instead.
+        text = scrub(item["text"], f"warning {number}", [action]).strip()
+        warnings.append(warning_for(action, action.action if _only_removed(text) else text))
     for missing in warnings_from(recall):
         if missing.action_id not in warned:
             note("warning_added", f"{missing.action_id} WORSENED was recalled but not warned "
@@ -118,12 +144,46 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
                             "recall or had the wrong outcome: " +
                             "; ".join(e.detail for e in log[:6]))
 
+    steps = _steps(draft["steps"], citations, note)
     confidence = _confidence(draft, scored, log)
+    summary = scrub(draft["summary"], "summary", cited_records)
+    if _only_removed(summary):
+        raise DraftRejected("summary_ungrounded", "nothing of the summary was left after "
+                            "removing commands and instructions the cited records do not hold")
     return GuardedDraft(
-        summary=scrub(draft["summary"], "summary"), recommendations=recommendations,
-        warnings=warnings, confidence=confidence,
-        likely_cause=scrub(draft["likely_cause"], "likely_cause"),
-        steps=[scrub(s, "steps") for s in draft["steps"]], log=log)
+        summary=summary, recommendations=recommendations, warnings=warnings,
+        confidence=confidence,
+        likely_cause=scrub(draft["likely_cause"], "likely_cause", cited_records),
+        steps=steps, log=log)
+
+
+def _only_removed(text: str) -> bool:
+    return not text.replace(REMOVED, "").strip()
+
+
+def _steps(items: list[dict[str, Any]], citations: CitationIndex,
+           note: Callable[[str, str], None]) -> list[Step]:
+    """Each step cites a recalled action and is shown as its stored text; others are dropped."""
+    steps: list[Step] = []
+    for number, item in enumerate(items, 1):
+        action = None
+        for citation in item["citations"]:
+            action = citations.action(citation["incident_id"], citation["action_id"])
+            if action is not None:
+                break
+        if action is None:
+            note("step_uncited", f"step {number} cites no recalled action; dropped")
+            continue
+        if action.outcome is ActionOutcome.WORSENED:
+            note("step_cites_worsened", f"step {number} cites {action.action_id}, which made "
+                 "things worse; dropped (it is a warning)")
+            continue
+        if any(s.action_id == action.action_id for s in steps):
+            note("duplicate_citation", f"step {number} repeats {action.action_id}; dropped")
+            continue
+        steps.append(Step(text=action.action, incident_id=action.incident_id,
+                          action_id=action.action_id, outcome=action.outcome))
+    return steps
 
 
 def _confidence(draft: dict[str, Any], scored: list[list[Cited]],

@@ -57,8 +57,17 @@ def guard(raw: str, *incidents: Incident) -> GuardedDraft:
 
 
 def shown(result: GuardedDraft) -> list[tuple[str, list[str]]]:
-    """Each recommendation as shown: its text and the action ids backing it."""
-    return [(r.action, [e.action_id for e in r.evidence]) for r in result.recommendations]
+    """Each recommendation as the model worded it (its note, else the stored text it repeated)
+    and the action ids backing it."""
+    return [(r.model_note or r.action, [e.action_id for e in r.evidence])
+            for r in result.recommendations]
+
+
+def stored_texts_shown(result: GuardedDraft, *incidents: Incident) -> None:
+    """The rule under every row: a recommendation's action is its first citation's stored text."""
+    stored = {a.action_id: a.action for a in recall_of(*(incidents or MEMORY)).actions}
+    for recommendation in result.recommendations:
+        assert recommendation.action == stored[recommendation.evidence[0].action_id]
 
 
 def rules(result: GuardedDraft) -> list[str]:
@@ -179,6 +188,7 @@ EVIDENCE_ROWS = [
 def test_recommendation_evidence(row: Row) -> None:
     result = guard(row.draft, *row.incidents)
     assert shown(result) == row.recommendations
+    stored_texts_shown(result, *row.incidents)
     assert rules(result) == row.log, result.log
     assert (result.confidence.proven, result.confidence.value) == (row.proven, row.value), \
         result.confidence
@@ -331,34 +341,45 @@ FREE_TEXT = "Same as INC-2041, unlike INC-9999, incident #8888 and INC-７７７
 SCRUBBED = f"Same as INC-2041, unlike {REMOVED}, {REMOVED} and {REMOVED}"
 
 
-@pytest.mark.parametrize("where", ["summary", "likely_cause", "steps", "recommendation"])
+@pytest.mark.parametrize("where", ["summary", "likely_cause", "recommendation"])
 def test_ids_outside_the_recall_are_removed_from_every_text_shown(where: str) -> None:
     recommendation_text = FREE_TEXT if where == "recommendation" else POOL_FIX
     extra: dict[str, Any] = {}
     if where in ("summary", "likely_cause"):
         extra[where] = FREE_TEXT
-    if where == "steps":
-        extra["steps"] = ["Drain one instance", FREE_TEXT]
     result = guard(answer([rec(recommendation_text, ev("INC-2041/A3"))], **extra), POOL)
     text = {"summary": result.summary, "likely_cause": result.likely_cause,
-            "steps": result.steps[-1] if result.steps else "",
-            "recommendation": result.recommendations[0].action}[where]
+            "recommendation": result.recommendations[0].model_note}[where]
     assert text == SCRUBBED
     label = "recommendation 1" if where == "recommendation" else where
     removed = [e.detail for e in result.log if e.rule == "citation_not_recalled"]
     assert removed == [f"{m!r} in {label} removed (not in this recall)"
                        for m in ("INC-9999", "incident #8888", "INC-７７７７")]
-    if where == "steps":
-        assert result.steps[0] == "Drain one instance"
 
 
 def test_free_text_naming_only_recalled_ids_is_left_as_written() -> None:
     text = "INC-2041/A3 worked; INC-2041 is the closest match"
-    result = guard(answer([rec(text, ev("INC-2041/A3"))], summary=text, likely_cause=text,
-                          steps=[text]), POOL)
-    assert (result.summary, result.likely_cause, result.steps,
-            result.recommendations[0].action) == (text, text, [text], text)
+    result = guard(answer([rec(text, ev("INC-2041/A3"))], summary=text, likely_cause=text),
+                   POOL)
+    assert (result.summary, result.likely_cause, result.recommendations[0].model_note) == \
+        (text, text, text)
     assert "citation_not_recalled" not in rules(result)
+
+
+# --- steps: each cites a recalled action and is shown as that action's stored text --------
+
+def test_steps_are_the_stored_text_of_the_actions_they_cite() -> None:
+    result = guard(answer([rec(POOL_FIX, ev("INC-2041/A3"))], steps=[
+        "First do what INC-2041/A3 did, but faster",                  # cited in its text
+        {"text": "Then this", "incident_id": "INC-2041", "action_id": "INC-2041/A3"},  # again
+        "Drain one instance",                                         # cites nothing
+        {"text": "Restart every pod", "incident_id": "INC-2041", "action_id": "INC-2041/A1"},
+        {"text": "Invent", "incident_id": "INC-9999", "action_id": "INC-9999/A1"}]), POOL)
+    stored = {a.action_id: a.action for a in recall_of(POOL).actions}
+    assert [(s.text, s.action_id) for s in result.steps] == [
+        (stored["INC-2041/A3"], "INC-2041/A3")]
+    assert [r for r in rules(result) if r.startswith("step") or r == "duplicate_citation"] == [
+        "duplicate_citation", "step_uncited", "step_cites_worsened", "step_uncited"]
 
 
 # --- drafts that cannot be used at all ------------------------------------------------

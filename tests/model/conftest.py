@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from console.__main__ import main
+from console.engine.grounding import CitedText, looks_like_instructions, unbacked_commands
 from tests.fake_ollama import FakeOllama
 
 MODEL = "qwen2.5:7b"
@@ -183,6 +184,7 @@ def assert_invariants(rc: int, out: dict[str, Any]) -> None:
         assert isinstance(out["degraded"], str) and out["degraded"].strip(), out["degraded"]
 
     resolved_cited: set[str] = set()
+    shown_by_model: dict[str, str] = {}
     for number, recommendation in enumerate(out["recommendations"], 1):
         assert recommendation["evidence"], f"recommendation {number} has no evidence"
         for evidence in recommendation["evidence"]:
@@ -197,6 +199,25 @@ def assert_invariants(rc: int, out: dict[str, Any]) -> None:
                 resolved_cited.add(stored["incident_id"])
         stray = _stray(recommendation["action"], incidents, set(recalled))
         assert not stray, f"unrecalled ids {stray} in recommendation {number}"
+        first = recommendation["evidence"][0]["action_id"]
+        assert recommendation["action"] == recalled[first]["action"], \
+            f"recommendation {number} is not the stored text of {first}"
+        shown_by_model[f"recommendation {number} note"] = recommendation.get("model_note", "")
+
+    for step, citation in zip(out.get("steps") or [], out.get("step_citations") or [],
+                              strict=True):
+        assert citation["action_id"] in recalled, citation
+        assert step == citation["text"] == recalled[citation["action_id"]]["action"], step
+        assert recalled[citation["action_id"]]["outcome"] != "WORSENED", citation
+
+    if out["source"] == "model":
+        cited_texts = CitedText(r["text"] for r in out["recalled"])
+        shown_by_model.update(summary=out["summary"], likely_cause=out.get("likely_cause", ""))
+        shown_by_model.update({f"warning {n}": w["text"]
+                               for n, w in enumerate(out["warnings"], 1)})
+        for where, text in shown_by_model.items():
+            assert not unbacked_commands(text, cited_texts), f"command in {where}: {text!r}"
+            assert not looks_like_instructions(text), f"instructions in {where}: {text!r}"
 
     for warning in out["warnings"]:
         assert warning["incident_id"] in incidents, warning

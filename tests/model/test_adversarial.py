@@ -284,9 +284,9 @@ def _check_mitigated_only(out: Out, fake: FakeOllama) -> None:
 
 
 def _check_injection_in_summary(out: Out, fake: FakeOllama) -> None:
-    accepted(out)
-    conf(out, 74, 1, 100)
-    assert "ignore previous instructions" in out["summary"]  # shown as text, not obeyed
+    # A summary that is nothing but orders is not a reading of the evidence: never shown.
+    _rejected("summary_ungrounded")(out, fake)
+    assert "ignore previous instructions" not in out["summary"].lower()
 
 
 def _check_injection_in_alert(out: Out, fake: FakeOllama) -> None:
@@ -318,8 +318,8 @@ def _check_injection_in_alert(out: Out, fake: FakeOllama) -> None:
 def _check_rich_markup(out: Out, fake: FakeOllama) -> None:
     accepted(out)
     assert out["summary"] == "[red]Cache[/red] [link=http://x]schema[/link] [bold]drift[/bold]"
-    assert out["recommendations"][0]["action"] == "[bold]Flush[/bold] the [red]cache[/red]"
-    assert out["steps"] == ["[link=http://evil.example]click[/link]"]
+    assert out["recommendations"][0]["model_note"] == "[bold]Flush[/bold] the [red]cache[/red]"
+    assert out["steps"] == []  # it cited nothing
 
 
 def _check_rich_markup_warning(out: Out, fake: FakeOllama) -> None:
@@ -335,8 +335,9 @@ def _check_control_chars(out: Out, fake: FakeOllama) -> None:
 
 def _check_steps_string(out: Out, fake: FakeOllama) -> None:
     accepted(out)
-    assert out["steps"] == ["Flush the payment-schema cache", "Redeploy with versioned keys",
-                            "Watch the KeyError rate"]
+    # a step must cite a recalled action: none of these does
+    assert out["steps"] == []
+    assert rules(out).count("step_uncited") == 3
 
 
 def _check_model_formats(out: Out, fake: FakeOllama) -> None:
@@ -400,12 +401,13 @@ def _check_fabricated_in_recommendation_text(out: Out, fake: FakeOllama) -> None
 def _check_fabricated_in_likely_cause_and_steps(out: Out, fake: FakeOllama) -> None:
     accepted(out)
     assert out["likely_cause"] == "Same cache drift as INC-1745 ([unverified reference removed])"
-    assert out["steps"] == ["Flush the cache as in INC-1745/A4",
-                            "Then do what [unverified reference removed] did",
-                            "[unverified reference removed] shows how"]
+    stored = {r["action_id"]: r["action"] for r in out["recalled"]}
+    # the step citing a recalled action shows that action's stored text; the others are dropped
+    assert out["steps"] == [stored["INC-1745/A4"]]
+    assert out["step_citations"][0]["action_id"] == "INC-1745/A4"
     assert logged(out, "citation_not_recalled", "INC-9999", "likely_cause")
-    assert logged(out, "citation_not_recalled", "#8888", "steps")
-    assert logged(out, "citation_not_recalled", "INC-1745/A99", "steps")
+    assert logged(out, "step_uncited", "step 2")
+    assert logged(out, "step_uncited", "step 3")
 
 
 def _check_mitigated_then_resolved_same_incident(out: Out, fake: FakeOllama) -> None:

@@ -29,6 +29,8 @@ def briefing_renderable(briefing: Briefing) -> Text:
     if briefing.degraded:
         text.append(f"⚑ {briefing.degraded}\n", style="yellow")
     text.append("\n")
+    if briefing.source == "model":
+        text.append("The model's reading: ", style="bold dim")
     text.append(briefing.summary + "\n\n")
     for warning in briefing.warnings:
         text.append("⚠ ", style="bold red")
@@ -39,6 +41,8 @@ def briefing_renderable(briefing: Briefing) -> Text:
         mark = "✓" if rec.resolved else "~"
         text.append(f"{mark} {number}. ", style="bold green" if rec.resolved else "bold yellow")
         text.append(rec.action + "\n")
+        if rec.model_note:
+            text.append(f"     the model's words: {rec.model_note}\n", style="dim italic")
         cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
         text.append(f"     — {cites} ({rec.resolved} of {rec.tried} incidents resolved)\n",
                     style="dim")
@@ -46,10 +50,12 @@ def briefing_renderable(briefing: Briefing) -> Text:
             failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
             text.append(f"     — did not work in: {failed}\n", style="yellow")
     if briefing.likely_cause:
-        text.append("Likely cause: ", style="bold")
+        text.append("Likely cause (the model's reading): ", style="bold")
         text.append(briefing.likely_cause + "\n")
-    for number, step in enumerate(briefing.steps, 1):
-        text.append(f"  step {number}: {step}\n")
+    for number, step in enumerate(briefing.step_citations, 1):
+        text.append(f"  step {number}: ")
+        text.append(step.text)
+        text.append(f" — {step.action_id} {step.outcome}\n", style="dim")
     if briefing.state == "no_prior_incident" and briefing.search:
         text.append("Searched: ", style="bold")
         text.append(f"{briefing.search.memory_incidents} incidents, {briefing.search.mode} "

@@ -255,44 +255,56 @@ class _Source:
         return self._lines
 
 
-def _redacted(incident: Incident, node: yaml.Node, source: _Source,
-              found: list[SecretFinding]) -> Incident:
-    """``incident`` with every secret in its text replaced; each one found goes to ``found``.
+FieldPath = tuple[str | int, ...]
+INCIDENT_TEXT_FIELDS = ("title", "service", "severity", "symptoms", "root_cause")
+ACTION_TEXT_FIELDS = ("action", "explanation", "kind")
 
-    Every text field is redacted (title, service, severity, symptoms, root_cause, tags, and
-    each action's action, explanation and kind); ids are patterns that cannot hold a space
-    or a separator and are left alone."""
 
-    def clean(text: str | None, path: tuple[str | int, ...]) -> str | None:
+def redact_fields(incident: Incident) -> tuple[Incident, list[tuple[FieldPath, str]]]:
+    """``incident`` with every secret in every text field replaced, and (field path, kind)
+    for each kind found in each field, in field order.
+
+    Text fields: title, service, severity, symptoms, root_cause, each tag, and each action's
+    action, explanation and kind; ids are patterns with no room for a labelled secret. An
+    incident with nothing to redact comes back as the same object."""
+    found: list[tuple[FieldPath, str]] = []
+
+    def clean(text: str | None, path: FieldPath) -> str | None:
         if text is None:
             return None
         result = redact(text)
-        if result.found:
-            value_node: yaml.Node | None = node
-            for part in path:
-                value_node = _child(value_node, part)
-            for kind in result.found:
-                for line in _secret_lines(source, value_node, kind):
-                    found.append(SecretFinding(source.name, line, incident.id,
-                                               _field_path(path), kind))
+        found.extend((path, kind) for kind in result.found)
         return result.text
 
-    before = len(found)
-    updated = {name: clean(getattr(incident, name), (name,))
-               for name in ("title", "service", "severity", "symptoms", "root_cause")}
+    updated = {name: clean(getattr(incident, name), (name,)) for name in INCIDENT_TEXT_FIELDS}
     tags = [clean(tag, ("tags", n)) for n, tag in enumerate(incident.tags)]
     actions: list[Action] = []
     for n, action in enumerate(incident.actions):
         seen = len(found)
         texts = {name: clean(getattr(action, name), ("actions", n, name))
-                 for name in ("action", "explanation", "kind")}
+                 for name in ACTION_TEXT_FIELDS}
         actions.append(action if len(found) == seen
                        else Action.model_validate({**action.model_dump(), **texts}))
-    found[before:] = sorted(found[before:], key=lambda finding: finding.line)
-    if len(found) == before:
-        return incident  # nothing to redact: the incident as validated
+    if not found:
+        return incident, found  # nothing to redact: the incident as validated
     return Incident.model_validate({**incident.model_dump(), **updated, "tags": tags,
-                                    "actions": [a.model_dump() for a in actions]})
+                                    "actions": [a.model_dump() for a in actions]}), found
+
+
+def _redacted(incident: Incident, node: yaml.Node, source: _Source,
+              found: list[SecretFinding]) -> Incident:
+    """``incident`` redacted (redact_fields); each secret found goes to ``found``, located at
+    the line of its field's value in the file, in line order."""
+    cleaned, kinds = redact_fields(incident)
+    located: list[SecretFinding] = []
+    for path, kind in kinds:
+        value_node: yaml.Node | None = node
+        for part in path:
+            value_node = _child(value_node, part)
+        located.extend(SecretFinding(source.name, line, incident.id, _field_path(path), kind)
+                       for line in _secret_lines(source, value_node, kind))
+    found.extend(sorted(located, key=lambda finding: finding.line))
+    return cleaned
 
 
 def _secret_lines(source: _Source, node: yaml.Node | None, kind: str) -> list[int]:

@@ -134,7 +134,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
         r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("bearer-token", re.compile(r"(?i)(?<=\bbearer )(?!\[REDACTED)[A-Za-z0-9._~+/=-]{12,}")),
+    ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{12,}")),
     ("basic-auth", re.compile(r"(?i)(?<=\bbasic )[A-Za-z0-9+/]{8,}={0,2}")),
     # (not an earlier marker: redacting a redacted text must find nothing); the password
     # runs to the last ``@`` before the host, so ``p@ss`` in ``u:p@ss@h`` goes whole.

@@ -231,3 +231,15 @@ def test_replacing_one_incident_leaves_the_others_bytes_untouched(secret_file: P
     after = secret_file.read_text(encoding="utf-8")
     assert after.startswith(head)  # INC-9001, secrets and all, as it was
     assert load_incidents(secret_file).incidents[1] == replaced
+
+
+def test_in_a_directory_memory_each_finding_names_its_own_file(tmp_path: Path) -> None:
+    folder = tmp_path / "incidents"
+    folder.mkdir()
+    (folder / "INC-1.yaml").write_text("- id: INC-1\n  service: a\n  symptoms: clean\n",
+                                       encoding="utf-8")
+    (folder / "INC-2.yaml").write_text("- id: INC-2\n  service: b\n\n  symptoms: "
+                                       f"git push rejected for {GITHUB}\n", encoding="utf-8")
+    memory = load_incidents(folder)
+    assert [(s.file, s.line, s.incident_id, s.kind) for s in memory.secrets] == [
+        (str(folder / "INC-2.yaml"), 4, "INC-2", "github-token")]

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from console.engine.alert import AlertError, decode_alert, parse_alert, read_alert_file
 from console.engine.config import Settings
-from console.engine.engine import TriageEngine
+from console.engine.engine import SaveResult, TriageEngine
 from console.engine.report import briefing_text
-from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from console.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from store.errors import TriageError
 from store.loader import IncidentFileError, load_incidents
 
@@ -63,10 +63,13 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def index(settings: Settings, args: argparse.Namespace) -> int:
+    """Build (or check and reuse) the index on disk; a write that fails exits 1 naming the
+    fault and the place — it is not held in memory here, that would build nothing."""
     engine = TriageEngine(settings)
     try:
-        status = engine.load(rebuild=args.rebuild, progress=_progress("embedding incidents"))
-    except IncidentFileError as exc:
+        status = engine.load(rebuild=args.rebuild, progress=_progress("embedding incidents"),
+                             on_disk=True)
+    except TriageError as exc:
         return report_error(exc)
     for notice in status.notices:
         print(notice)
@@ -170,9 +173,13 @@ def _doctor_embedder(settings: Settings, engine: TriageEngine,
 
 
 def add(settings: Settings, args: argparse.Namespace) -> int:
-    """Validate incidents from FILE and append them (or replace same-id blocks), one by one."""
+    """Validate incidents from FILE and append them (or replace same-id blocks), one by one.
+
+    The incidents file and the index are separate outcomes, reported as such: "saved …" is
+    printed only once the file is written; an index that could not follow exits 1 saying so.
+    """
     from store.loader import parse_incidents_text
-    from store.writer import SaveRefused
+    from store.writer import SaveFailed, SaveRefused
 
     path = Path(args.file)
     try:
@@ -186,6 +193,7 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
     if not incidents:
         return _fail(f"{path} holds no incidents")
     engine = TriageEngine(settings)
+    saved: list[SaveResult] = []
     try:
         engine.load()
         for incident in incidents:
@@ -194,13 +202,32 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
                              "--replace to replace its block")
         for incident in incidents:
             result = engine.save_incident(incident)
+            saved.append(result)
             redacted = f" (redacted: {', '.join(result.redacted)})" if result.redacted else ""
             print(f"saved {incident.id} to {result.path}{redacted}")
-    except IncidentFileError as exc:
+            for note in result.notes:
+                print(f"triage: {note}", file=sys.stderr)
+    except (IncidentFileError, SaveRefused, SaveFailed) as exc:
+        if saved:  # the ones before it are in the file: say which, then why this one is not
+            partly = TriageError(f"{incidents[len(saved)].id} and any after it were not saved "
+                                 f"({', '.join(r.incident.id for r in saved)} were): "
+                                 f"{exc.title}", exc.lines, exc.hint)
+            partly.exit_code = exc.exit_code
+            return report_error(partly)
         return report_error(exc)
-    except SaveRefused as exc:
-        return report_error(exc)
-    print(f"memory: {result.status.incidents} incidents, {result.status.actions} actions; "
+    last = saved[-1]
+    if last.index_problem is not None:
+        print(f"memory: {last.status.incidents} incidents, {last.status.actions} actions; "
+              "index NOT updated")
+        ids = ", ".join(r.incident.id for r in saved)
+        failure = TriageError(
+            f"saved {ids} to {last.path}; the index could not be updated ({last.index_problem})",
+            ["the incidents file holds the new incident(s); only the index is behind"],
+            "The console rebuilds the index when it next starts; or free the space (fix the "
+            "data dir) and run `triage index`.")
+        failure.exit_code = EXIT_INTERNAL
+        return report_error(failure)
+    print(f"memory: {last.status.incidents} incidents, {last.status.actions} actions; "
           "index updated")
     return EXIT_OK
 
@@ -258,8 +285,22 @@ def eval_text(report: EvalReport) -> str:
 
 
 def _progress(what: str) -> Callable[[int, int], None]:
-    """A progress line on stderr for long embedding runs (first builds)."""
+    """A progress line on stderr for long embedding runs (first builds): done/total, rate and
+    time left; a resumed build says how much the embedding cache already held."""
+    import time
+
+    started = [time.monotonic(), -1]
+
     def show(done: int, total: int) -> None:
-        if total >= 32 and sys.stderr.isatty():
-            print(f"\r{what} {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+        if total < 32 or not sys.stderr.isatty():
+            return
+        now = time.monotonic()
+        if started[1] < 0:
+            started[:] = [now, done]
+            if 0 < done < total:
+                print(f"{what}: {done}/{total} already embedded (cache), resuming", file=sys.stderr)
+        rate = (done - started[1]) / (now - started[0]) if now > started[0] else 0.0
+        left = f", ~{(total - done) / rate / 60:.0f} min left" if rate > 0 and done < total else ""
+        print(f"\r{what} {done}/{total} ({100 * done / total:.0f}%{left})  ",
+              end="" if done < total else "\n", file=sys.stderr)
     return show

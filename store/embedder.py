@@ -10,8 +10,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from store.faults import fault_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -100,41 +103,55 @@ class EmbeddingCache:
     """Vectors by (embedder id, text sha256) in SQLite, so a save re-embeds only what changed.
 
     SQLite does the locking, so two consoles (or a console and ``triage index``) may share it.
-    A cache that cannot be opened or written is skipped: it only ever saves time.
+    A cache that cannot be opened or written (full disk, read-only data dir) is skipped: it only
+    ever saves time. ``write_error`` then says why ("<fault> at <path>"), for a notice: vectors
+    that were not kept are embedded again by the next build.
+
+    Every batch is committed as soon as it is embedded, so a build that is interrupted (Ctrl-C,
+    kill) is resumed by the next one: what was embedded is read back, not embedded again.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.write_error: str | None = None
+        self.hits = 0  # texts answered from the cache
+        self.misses = 0  # texts it did not hold (embedded, then offered to put)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=30.0)
-        connection.execute("CREATE TABLE IF NOT EXISTS vectors (embedder TEXT NOT NULL, "
-                           "sha256 TEXT NOT NULL, vector BLOB NOT NULL, "
-                           "PRIMARY KEY (embedder, sha256))")
+        try:
+            connection.execute("CREATE TABLE IF NOT EXISTS vectors (embedder TEXT NOT NULL, "
+                               "sha256 TEXT NOT NULL, vector BLOB NOT NULL, "
+                               "PRIMARY KEY (embedder, sha256))")
+        except sqlite3.Error:
+            connection.close()
+            raise
         return connection
 
     def get(self, embedder_id: str, keys: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
         try:
-            with self._connect() as connection:
+            with closing(self._connect()) as connection:
                 for start in range(0, len(keys), 500):
                     chunk = keys[start:start + 500]
                     marks = ",".join("?" * len(chunk))
                     found.update(connection.execute(
                         f"SELECT sha256, vector FROM vectors WHERE embedder = ? AND sha256 IN ({marks})",
                         [embedder_id, *chunk]).fetchall())
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             return {}
+        self.hits += len(found)
+        self.misses += len(keys) - len(found)
         return found
 
     def put(self, embedder_id: str, items: dict[str, bytes]) -> None:
         try:
-            with self._connect() as connection:
+            with closing(self._connect()) as connection, connection:
                 connection.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
                                        [(embedder_id, key, blob) for key, blob in items.items()])
-        except sqlite3.Error:
-            pass
+        except (sqlite3.Error, OSError) as exc:
+            self.write_error = f"{fault_name(exc)} at {self.path}"
 
 
 def embed_cached(embedder: Embedder, texts: list[str], cache: EmbeddingCache | None,

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from store.calibration import TEAM_FILE, Calibration, default_calibration, team_calibration
 from store.embedder import EmbedderUnavailable, EmbeddingCache, EmbedProgress, embed_cached, text_key
 from store.errors import EXIT_INTERNAL, TriageError
+from store.faults import fault_hint, fault_name, is_storage_fault
 from store.loader import LoadedMemory
 from store.models import Incident
 from store.terms import search_text, terms
@@ -46,12 +47,33 @@ ANN_MIN_ROWS = 10_000
 ANN_EF = 100
 COLUMNS = ["incident_id", "service", "title", "document", "lexical", "terms", "doc_sha256",
            "record"]
+# What LanceDB and the file system raise when a table cannot be read or written.
+LANCE_ERRORS = (OSError, RuntimeError, ValueError)
+BUILD_PREFIX = ".index-build-"
+OLD_PREFIX = ".index-old-"
 
 
 class IndexUnavailable(TriageError):
     """The index cannot be used and could not be rebuilt; the message says why."""
 
     exit_code = EXIT_INTERNAL
+
+
+class IndexWriteFailed(IndexUnavailable):
+    """The index could not be written where it lives: a full disk, a read-only or forbidden
+    data dir (``fault``), or a data dir that is not a directory at all (not a fault: a setting
+    to fix). ``short`` is "<what happened> at <where>"."""
+
+    def __init__(self, where: Path, error: BaseException) -> None:
+        self.where = where
+        self.reason = fault_name(error)
+        self.fault = is_storage_fault(error)
+        self.short = f"{self.reason} at {where}"
+        hint = (f"{fault_hint(error, where.parent, 'TRIAGE_DATA_DIR')}, then run `triage index` "
+                "(the console also rebuilds it when it starts)" if self.fault else
+                f"check that TRIAGE_DATA_DIR ({where.parent}) names a writable directory, then "
+                "run `triage index`")
+        super().__init__(f"the index could not be written: {self.short}", [], hint)
 
 
 class IndexMeta(BaseModel):
@@ -132,6 +154,10 @@ class MemoryIndex:
 
     Owned by one thread at a time (the engine's worker); readers of a pinned snapshot go
     through ``search``/``incident`` only.
+
+    When the index cannot be written (disk full, read-only data dir) and the caller allows it,
+    the same index is built in memory instead: recall stays whole for this process and every
+    briefing says so (``degraded`` holds why); nothing on disk claims to be up to date.
     """
 
     def __init__(self, data_dir: Path, embedder: Embedder | None = None,
@@ -142,8 +168,12 @@ class MemoryIndex:
         self.calibration_file = calibration_file or data_dir / TEAM_FILE
         self.meta: IndexMeta | None = None
         self._table: Any = None
+        self._db: Any = None  # an in-memory LanceDB connection while ``degraded``
         self._memory: LoadedMemory | None = None
         self.repairs: list[str] = []
+        self.degraded: str | None = None  # "<fault> at <index dir>" while held in memory
+        self._failed: IndexWriteFailed | None = None  # the write that failed, while degraded
+        self.state = "closed"  # after open(): fresh | rebuilt | memory
 
     @property
     def embedder_id(self) -> str | None:
@@ -155,72 +185,196 @@ class MemoryIndex:
             return self.meta.calibration
         return default_calibration(self.embedder_id if self.has_vectors else None)
 
+    @property
+    def degraded_notice(self) -> str | None:
+        """What every briefing says while the index is held in memory."""
+        if self.degraded is None:
+            return None
+        hint = self._failed.hint if self._failed else "then run `triage index`"
+        return (f"the index could not be written ({self.degraded}): this recall searched an "
+                f"index held in memory, built from the incidents file — {hint}")
+
     def open(self, memory: LoadedMemory, rebuild: bool = False,
-             progress: EmbedProgress | None = None) -> list[str]:
-        """Make the index match ``memory``, rebuilding when stale; returns notices for the user."""
+             progress: EmbedProgress | None = None, in_memory_fallback: bool = False,
+             ) -> list[str]:
+        """Make the index match ``memory``, rebuilding when stale or when it does not match
+        itself; returns notices for the user. With ``in_memory_fallback`` an index that cannot
+        be written is held in memory instead (see the class); otherwise IndexWriteFailed."""
         self._memory = memory
-        state = "stale" if rebuild else freshness(self.index_dir, memory.source_hash,
-                                                  self.embedder_id)
+        self._db, self.degraded, self._failed = None, None, None
         notices: list[str] = []
-        if state == "fresh":
+        why = "" if rebuild else self._stale_reason(memory)
+        if why is None:
             try:
                 self._table = self._connect().open_table(TABLE)
                 self.meta = read_meta(self.index_dir)
-            except (OSError, RuntimeError, ValueError) as exc:
-                notices.append(f"index unreadable ({exc}); rebuilt from the incidents file")
-                state = "stale"
-        elif state == "missing" and self.index_dir.exists():
-            notices.append("index incomplete or unreadable; rebuilt from the incidents file")
-        if state == "fresh" and self._vectors_missing() and self._embedder_answers():
+                why = self._self_check(memory)
+            except LANCE_ERRORS as exc:
+                why = f"index unreadable ({str(exc)[:200]})"
+        if why:
+            notices.append(f"{why}; rebuilt from the incidents file")
+        if why is None and self._vectors_missing() and self._embedder_answers():
             notices.append("the embedder is available again; index rebuilt with vectors")
-            state = "stale"
-        if state != "fresh":
-            notices.extend(self.build(memory, progress))
+            why = "vectors missing"
+        if why is not None:
+            notices.extend(self.build(memory, progress, in_memory_fallback))
+        else:
+            self.state = "fresh"
         notices.extend(self._apply_team_calibration())
         if self.meta and self.meta.embed_error:
             notices.append(f"recall is lexical only: {self.meta.embed_error}")
         return notices
 
-    def build(self, memory: LoadedMemory, progress: EmbedProgress | None = None) -> list[str]:
-        """Rebuild the whole index from ``memory`` in one batch, then swap it in."""
+    def _stale_reason(self, memory: LoadedMemory) -> str | None:
+        """Why the index on disk cannot be used as it is (worded for a notice when it is news
+        to the user), or None when it is fresh. The self-check against the table follows."""
+        state = freshness(self.index_dir, memory.source_hash, self.embedder_id)
+        if state == "fresh":
+            return None
+        meta = read_meta(self.index_dir)
+        if state == "missing":
+            if self.index_dir.exists() or meta is not None:
+                return "index incomplete or unreadable"
+            return ""  # no index yet: the "index built" notice says enough
+        assert meta is not None
+        if meta.schema_version != SCHEMA_VERSION:
+            return (f"index was written by another version (schema {meta.schema_version}, "
+                    f"this one reads {SCHEMA_VERSION})")
+        if meta.embedder != self.embedder_id:
+            return (f"index was built with embedder {meta.embedder or 'none'}, the console now "
+                    f"uses {self.embedder_id or 'none'}")
+        return ""  # the incidents changed: an ordinary rebuild
+
+    def _self_check(self, memory: LoadedMemory) -> str | None:
+        """Does the index match itself and the memory it claims to be built from? A metadata
+        file claiming 0 rows (or any count but the table's) would otherwise make every briefing
+        'no prior incident' without a word. Returns what does not match, or None."""
+        meta = self.meta
+        if meta is None:
+            return "index metadata unreadable"
+        rows = int(self._table.count_rows())
+        if meta.rows != rows:
+            return f"index metadata claims {meta.rows} rows but its table holds {rows}"
+        if rows != len(memory.incidents) or meta.incidents != len(memory.incidents):
+            return (f"index holds {rows} rows for {len(memory.incidents)} incidents in the "
+                    "incidents file")
+        schema = self._table.schema
+        missing = [name for name in COLUMNS if name not in schema.names]
+        if missing:
+            return f"index table lacks the column(s) {', '.join(missing)}"
+        dim = schema.field("vector").type.list_size if "vector" in schema.names else None
+        if (dim or None) != meta.vector_dim:
+            return (f"index metadata says {meta.vector_dim or 'no'} vector dimensions but its "
+                    f"table holds {dim or 'no vectors'}")
+        made = getattr(self.embedder, "dim", None)
+        if dim and isinstance(made, int) and made != dim:
+            return (f"index vectors have {dim} dimensions but embedder {self.embedder_id} "
+                    f"makes {made}")
+        if rows:
+            found = (self._table.search().select(["incident_id", "doc_sha256"]).limit(rows)
+                     .to_arrow())
+            held = dict(zip(found["incident_id"].to_pylist(), found["doc_sha256"].to_pylist(),
+                            strict=True))
+            expected = {i.id: text_key(incident_document(i)) for i in memory.incidents}
+            if held != expected:
+                differ = sorted({k for k, v in expected.items() if held.get(k) != v}
+                                | (held.keys() - expected.keys()))
+                return (f"index rows do not match the incidents file ({len(differ)} incident(s) "
+                        f"differ, first {differ[0]})")
+        return None
+
+    def build(self, memory: LoadedMemory, progress: EmbedProgress | None = None,
+              in_memory_fallback: bool = False) -> list[str]:
+        """Rebuild the whole index from ``memory`` in one batch, then swap it in.
+
+        Raises IndexWriteFailed when it cannot be written, unless ``in_memory_fallback`` and
+        the cause is a storage fault: then it is held in memory (see the class)."""
+        rows, vectors, meta = self._prepare(memory, progress)
+        try:
+            self._write(rows, vectors, meta)
+        except IndexWriteFailed as failed:
+            if not (in_memory_fallback and failed.fault):
+                raise
+            return self._hold_in_memory(memory, rows, vectors, meta, failed)
+        self._db, self.degraded, self._failed = None, None, None
+        self.meta = meta
+        self._memory = memory
+        self._table = self._connect().open_table(TABLE)
+        self.state = "rebuilt"
+        return [_built_notice(memory, vectors is not None), *self._cache_notice()]
+
+    def hold_in_memory(self, memory: LoadedMemory, failed: IndexWriteFailed) -> list[str]:
+        """After a failed write on disk: the whole index of ``memory`` in memory (vectors come
+        from the embedding cache where it has them)."""
+        rows, vectors, meta = self._prepare(memory, None)
+        return self._hold_in_memory(memory, rows, vectors, meta, failed)
+
+    def _prepare(self, memory: LoadedMemory, progress: EmbedProgress | None,
+                 ) -> tuple[list[dict[str, Any]], np.ndarray | None, IndexMeta]:
         rows = [_row(incident) for incident in memory.incidents]
         vectors, embed_error = self._embed([row["document"] for row in rows], progress)
-        self.index_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".index-build-", dir=self.index_dir.parent))
-        try:
-            table = _create_table(staging, rows, vectors)
-            ann = vectors is not None and len(rows) >= ANN_MIN_ROWS
-            if ann:
-                from lancedb.index import HnswSq
+        dim = int(vectors.shape[1]) if vectors is not None else None
+        meta = IndexMeta(
+            source_hash=memory.source_hash, embedder=self.embedder_id, vector_dim=dim,
+            embed_error=embed_error, incidents=len(memory.incidents), rows=len(rows),
+            document_frequency=dict(document_frequency(memory.incidents)),
+            calibration=self._wanted_calibration(self.embedder_id if dim else None)[0],
+            ann=vectors is not None and len(rows) >= ANN_MIN_ROWS,
+            built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        return rows, vectors, meta
 
-                table.create_index("vector", config=HnswSq(distance_type="cosine"))
+    def _write(self, rows: list[dict[str, Any]], vectors: np.ndarray | None,
+               meta: IndexMeta) -> None:
+        """Build the table in a staging dir beside the index, then swap it in. Any failure
+        leaves the previous index as it was and no staging dir behind."""
+        staging: Path | None = None
+        try:
+            self.index_dir.parent.mkdir(parents=True, exist_ok=True)
+            _remove_abandoned(self.index_dir.parent)
+            staging = Path(tempfile.mkdtemp(prefix=f"{BUILD_PREFIX}{os.getpid()}-",
+                                            dir=self.index_dir.parent))
+            table = _create_table(_lancedb().connect(str(staging)), rows, vectors, meta.ann)
             del table
-            dim = int(vectors.shape[1]) if vectors is not None else None
-            meta = IndexMeta(
-                source_hash=memory.source_hash, embedder=self.embedder_id, vector_dim=dim,
-                embed_error=embed_error, incidents=len(memory.incidents), rows=len(rows),
-                document_frequency=dict(document_frequency(memory.incidents)),
-                calibration=self._wanted_calibration(self.embedder_id if dim else None)[0], ann=ann,
-                built_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            )
             _write_meta(staging, meta)
-            old = self.index_dir.with_name(f".index-old-{os.getpid()}")
-            if self.index_dir.exists():
-                os.replace(self.index_dir, old)
-            os.replace(staging, self.index_dir)
-            shutil.rmtree(old, ignore_errors=True)
+            _swap_in(staging, self.index_dir)
+        except LANCE_ERRORS as exc:
+            raise IndexWriteFailed(self.index_dir, exc) from exc
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        self.meta = meta
-        self._table = self._connect().open_table(TABLE)
-        return [f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
-                + (", with vectors" if vectors is not None else ", lexical only")]
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def _hold_in_memory(self, memory: LoadedMemory, rows: list[dict[str, Any]],
+                        vectors: np.ndarray | None, meta: IndexMeta,
+                        failed: IndexWriteFailed) -> list[str]:
+        try:
+            db = _lancedb().connect("memory://")
+            table = _create_table(db, rows, vectors, meta.ann)
+        except LANCE_ERRORS as exc:
+            raise IndexUnavailable(
+                f"the memory cannot be searched: the index could not be written "
+                f"({failed.short}) nor built in memory ({fault_name(exc)})", [],
+                failed.hint) from exc
+        self._db, self._table, self.meta, self._memory = db, table, meta, memory
+        self.degraded, self._failed = failed.short, failed
+        self.state = "memory"
+        return [f"{failed.title}; recall uses an index held in memory for now "
+                f"({len(memory.incidents)} incidents"
+                + (", with vectors)" if vectors is not None else ", lexical only)")
+                + f" — {failed.hint}", *self._cache_notice()]
+
+    def _cache_notice(self) -> list[str]:
+        error = self.cache.write_error if self.cache is not None else None
+        if not error:
+            return []
+        return [f"the embedding cache could not be written ({error}): the vectors were not "
+                "kept, so the next build embeds them again"]
 
     def pinned(self) -> MemoryIndex:
         """A read-only view at the current table version, for one request: a save landing
         meanwhile changes neither the rows it searches nor the statistics it scores with."""
         view = copy.copy(self)
-        view.repairs = []
+        view.repairs = [self.degraded_notice] if self.degraded_notice else []
         if self._table is not None:
             table = self._connect().open_table(TABLE)
             table.checkout(self._table.version)
@@ -232,10 +386,17 @@ class MemoryIndex:
         if self.meta is None:
             return []
         wanted, notice = self._wanted_calibration(self.embedder_id if self.has_vectors else None)
+        notices = [notice] if notice else []
         if wanted != self.meta.calibration:
             self.meta = self.meta.model_copy(update={"calibration": wanted})
-            _write_meta(self.index_dir, self.meta)
-        return [notice] if notice else []
+            if self._db is None:
+                try:
+                    _write_meta(self.index_dir, self.meta)
+                except OSError as exc:
+                    notices.append(f"the calibration could not be recorded in the index "
+                                   f"({fault_name(exc)} at {self.index_dir}); it is used for "
+                                   "this session")
+        return notices
 
     def _wanted_calibration(self, embedder_id: str | None) -> tuple[Calibration, str | None]:
         team, notice = team_calibration(self.calibration_file, embedder_id)
@@ -254,31 +415,46 @@ class MemoryIndex:
         return True
 
     def update_incident(self, memory: LoadedMemory, incident_id: str,
-                        previous: Incident | None = None) -> list[str]:
-        """Replace one incident's row, re-embedding only its document if it changed."""
+                        previous: Incident | None = None, in_memory_fallback: bool = False,
+                        ) -> list[str]:
+        """Replace one incident's row, re-embedding only its document if it changed.
+
+        A write that fails raises IndexWriteFailed — or, with ``in_memory_fallback`` and a
+        storage fault, the whole index is held in memory (``degraded`` says why). The metadata
+        on disk is written last, so a half-done update reads as stale and is rebuilt."""
         if self._table is None or self.meta is None or self.meta.rows == 0:
-            return self.build(memory)
+            return self.build(memory, in_memory_fallback=in_memory_fallback)
         incident = next(i for i in memory.incidents if i.id == incident_id)
         row = _row(incident)
         vectors, embed_error = self._embed([row["document"]])
         if self.has_vectors and vectors is None:
-            return self.build(memory)
-        quoted = incident_id.replace("'", "''")
-        self._table.delete(f"incident_id = '{quoted}'")
-        self._table.add(_arrow_rows([row], vectors if self.has_vectors else None))
-        notices: list[str] = []
-        if self._table.stats()["fragment_stats"]["num_fragments"] > COMPACT_AFTER_FRAGMENTS:
-            self._table.optimize()
-            notices.append("index compacted")
-        self._memory = memory
-        self.meta = self.meta.model_copy(update={
+            return self.build(memory, in_memory_fallback=in_memory_fallback)
+        meta = self.meta.model_copy(update={
             "source_hash": memory.source_hash, "incidents": len(memory.incidents),
             "rows": len(memory.incidents),
             "document_frequency": _adjusted_frequency(self.meta.document_frequency,
                                                       previous, incident),
             "embed_error": embed_error or self.meta.embed_error,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds")})
-        _write_meta(self.index_dir, self.meta)
+        quoted = incident_id.replace("'", "''")
+        notices: list[str] = []
+        try:
+            self._table.delete(f"incident_id = '{quoted}'")
+            self._table.add(_arrow_rows([row], vectors if self.has_vectors else None))
+            if self._table.stats()["fragment_stats"]["num_fragments"] > COMPACT_AFTER_FRAGMENTS:
+                self._table.optimize()
+                notices.append("index compacted")
+            if self._db is None:
+                _write_meta(self.index_dir, meta)
+        except LANCE_ERRORS as exc:
+            failed = IndexWriteFailed(self.index_dir, exc)
+            if not (in_memory_fallback and failed.fault):
+                raise failed from exc
+            return self.hold_in_memory(memory, failed)
+        self._memory = memory
+        self.meta = meta
+        if self._db is None:
+            self.state = "fresh"
         return notices
 
     def _embed(self, texts: list[str], progress: EmbedProgress | None = None,
@@ -291,6 +467,8 @@ class MemoryIndex:
             return None, str(exc)
 
     def _connect(self) -> Any:
+        if self._db is not None:
+            return self._db
         return _lancedb().connect(str(self.index_dir))
 
     @property
@@ -301,21 +479,29 @@ class MemoryIndex:
         """Run a query; a damaged index is rebuilt from the incidents once, with a notice."""
         try:
             return list(run())
-        except (RuntimeError, OSError, ValueError) as exc:
+        except LANCE_ERRORS as exc:
             if self._memory is None:
                 raise IndexUnavailable(f"index unreadable: {exc}") from exc
             self.repairs.append(f"index was damaged ({str(exc)[:120]}); rebuilt from the "
                                 "incidents file")
-            self.build(self._memory)
+            self.build(self._memory, in_memory_fallback=True)
+            if self.degraded_notice:
+                self.repairs.append(self.degraded_notice)
             try:
                 return list(run())
-            except (RuntimeError, OSError, ValueError) as again:
+            except LANCE_ERRORS as again:
                 raise IndexUnavailable(f"index unreadable even after a rebuild: {again} — "
                                        f"delete {self.index_dir} and run `triage index`") from again
 
     def search(self, text: str, vector: np.ndarray | None, limit: int) -> list[Candidate]:
-        """Incidents found by full text (BM25) or by vector, each with both scores it has."""
-        if self._table is None or not self.meta or not self.meta.rows:
+        """Incidents found by full text (BM25) or by vector, each with both scores it has.
+
+        An empty result means the search ran and found nothing: an index that was never
+        opened raises instead (it must not read as "no prior incident")."""
+        if self._table is None or self.meta is None:
+            raise IndexUnavailable("the index is not open, so the memory was not searched",
+                                   [], "run `triage index`, then brief again")
+        if not self.meta.rows:
             return []
         lexical = search_text(text).replace('"', " ").strip()
         use_vector = vector is not None and self.has_vectors
@@ -358,6 +544,60 @@ class MemoryIndex:
                          frozenset(row["terms"].split()))
 
 
+def _built_notice(memory: LoadedMemory, with_vectors: bool) -> str:
+    return (f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
+            + (", with vectors" if with_vectors else ", lexical only"))
+
+
+def _swap_in(staging: Path, index_dir: Path) -> None:
+    """Rename the staged index over the old one; if that fails the old one is put back."""
+    old = index_dir.with_name(f"{OLD_PREFIX}{os.getpid()}")
+    moved = False
+    if index_dir.exists() or index_dir.is_symlink():
+        os.replace(index_dir, old)
+        moved = True
+    try:
+        os.replace(staging, index_dir)
+    except OSError:
+        if moved:
+            os.replace(old, index_dir)
+        raise
+    if moved:
+        _remove_path(old)
+
+
+def _remove_path(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def _remove_abandoned(data_dir: Path) -> None:
+    """Staging and old index dirs left by a build that was killed (its pid is gone): a big
+    memory's half-built index must not keep eating the disk."""
+    for path in data_dir.glob(".index-*"):
+        name = path.name
+        for prefix in (BUILD_PREFIX, OLD_PREFIX):
+            if name.startswith(prefix):
+                pid = name[len(prefix):].split("-", 1)[0]
+                if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                    _remove_path(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _adjusted_frequency(frequency: dict[str, int], previous: Incident | None,
                         current: Incident) -> dict[str, int]:
     counts = Counter(frequency)
@@ -369,8 +609,12 @@ def _adjusted_frequency(frequency: dict[str, int], previous: Incident | None,
 
 def _write_meta(directory: Path, meta: IndexMeta) -> None:
     temp = directory / f".{META_FILE}.tmp"
-    temp.write_text(meta.model_dump_json(), encoding="utf-8")
-    os.replace(temp, directory / META_FILE)
+    try:
+        temp.write_text(meta.model_dump_json(), encoding="utf-8")
+        os.replace(temp, directory / META_FILE)
+    except OSError:
+        _remove_path(temp)
+        raise
 
 
 def _arrow_rows(rows: list[dict[str, Any]], vectors: np.ndarray | None) -> Any:
@@ -386,14 +630,18 @@ def _arrow_rows(rows: list[dict[str, Any]], vectors: np.ndarray | None) -> Any:
     return pa.Table.from_pydict(columns, schema=pa.schema(fields))
 
 
-def _create_table(directory: Path, rows: list[dict[str, Any]], vectors: np.ndarray | None) -> Any:
-    lancedb = _lancedb()
-    from lancedb.index import FTS
+def _create_table(db: Any, rows: list[dict[str, Any]], vectors: np.ndarray | None,
+                  ann: bool = False) -> Any:
+    """The table in ``db`` (a directory's connection, or an in-memory one), with its full-text
+    index and, from ANN_MIN_ROWS rows with vectors, its HNSW index."""
+    from lancedb.index import FTS, HnswSq
 
     data = _arrow_rows(rows, vectors)
-    table = lancedb.connect(str(directory)).create_table(TABLE, data=data, mode="overwrite")
+    table = db.create_table(TABLE, data=data, mode="overwrite")
     if rows:
         table.create_index("lexical", config=FTS())
+    if ann:
+        table.create_index("vector", config=HnswSq(distance_type="cosine"))
     return table
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from store.errors import TriageError
+from store.errors import EXIT_INTERNAL, TriageError
+from store.faults import fault_hint, fault_name
 from store.loader import YAML_LOADER, IncidentFileError, load_incidents, parse_incidents_text
 from store.models import Incident
 from store.redact import redact
@@ -52,6 +53,27 @@ class SaveRefused(TriageError):
 
 class FileChangedOnDisk(SaveRefused):
     """Someone else edited the file since it was loaded: reload before saving."""
+
+
+class SaveFailed(TriageError):
+    """The file could not be written (disk full, read-only, …): nothing was saved, the file is
+    as it was. ``reason`` names the fault ("No space left on device")."""
+
+    exit_code = EXIT_INTERNAL
+
+    def __init__(self, file: Path, error: BaseException, doing: str = "writing",
+                 temp_left: str | None = None) -> None:
+        self.file = file
+        self.reason = fault_name(error)
+        self.error = error
+        left = (f"a temporary file could not be removed: {temp_left}" if temp_left
+                else "no temporary file was left behind")
+        super().__init__(f"nothing was saved: {self.reason} {doing} {file}",
+                         [f"{file} is unchanged; {left}"],
+                         f"{fault_hint(error, file.parent, 'TRIAGE_INCIDENTS')}, then save "
+                         "again.")
+        self.reasons = [f"{self.reason} {doing} {file} — {file} is unchanged; "
+                        f"{fault_hint(error, file.parent, 'TRIAGE_INCIDENTS')}, then save again"]
 
 
 def file_sha256(path: Path) -> str | None:
@@ -142,11 +164,19 @@ def _check(new_text: str, name: str, expected: list[Incident]) -> None:
                            "nothing was written"])
 
 
-def _atomic_write(path: Path, text: str, before_rename: Callable[[], None]) -> None:
+def _atomic_write(path: Path, text: str, before_rename: Callable[[], None],
+                  notes: list[str] | None = None) -> None:
     """Write ``text`` to a temp file, fsync it, call ``before_rename`` (which may refuse by
-    raising), rename it over ``path`` and fsync the directory. On any error the temp file goes."""
+    raising), rename it over ``path`` and fsync the directory. On any error before the rename
+    the temp file goes and ``path`` is untouched: an OSError (disk full, read-only …) is raised
+    as SaveFailed. After the rename the file *is* saved: a failing directory fsync is reported
+    in ``notes``, never as a failed save."""
     directory = path.parent
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                             dir=directory)
+    except OSError as exc:
+        raise SaveFailed(path, exc, "creating a temporary file beside") from exc
     try:
         data = text.encode("utf-8")
         _checkpoint("created")
@@ -163,16 +193,33 @@ def _atomic_write(path: Path, text: str, before_rename: Callable[[], None]) -> N
         if path.exists():
             os.chmod(temp_name, path.stat().st_mode & 0o7777)
         os.replace(temp_name, path)
-        _checkpoint("renamed")
+    except BaseException as exc:
+        left = _remove(temp_name)
+        if isinstance(exc, OSError):
+            raise SaveFailed(path, exc, temp_left=left) from exc
+        raise
+    _checkpoint("renamed")
+    try:
         dir_fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-    except BaseException:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
-        raise
+    except OSError as exc:
+        if notes is not None:
+            notes.append(f"{path} was saved, but its directory could not be synced to disk "
+                         f"({fault_name(exc)}): a power cut now could lose this save")
+
+
+def _remove(name: str) -> str | None:
+    """Remove a temp file; the name if it could not be removed (then the message says so)."""
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return name
+    return None
 
 
 def lock_path(target: Path) -> Path:
@@ -185,9 +232,14 @@ def save_lock(target: Path) -> Iterator[None]:
     """Held across a whole save (re-read → compare → write → rename → index), so two writers —
     two consoles, two `triage add` — take turns instead of losing one's incident.
 
-    ``fcntl.flock`` on a sibling file: released by the kernel if the process dies.
+    ``fcntl.flock`` on a sibling file: released by the kernel if the process dies. A lock file
+    that cannot be created (read-only or full disk) raises SaveFailed: nothing is saved.
     """
-    with open(lock_path(target), "a", encoding="utf-8") as handle:
+    try:
+        handle = open(lock_path(target), "a", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise SaveFailed(target, exc, "creating the lock file for") from exc
+    with handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -201,10 +253,13 @@ def _refuse_if_changed(target: Path, expected_sha256: str | None) -> None:
                                  "edited it) — reload, then save again; nothing was written"])
 
 
-def save_incident(target: Path, incident: Incident, expected_sha256: str | None) -> Path:
+def save_incident(target: Path, incident: Incident, expected_sha256: str | None,
+                  notes: list[str] | None = None) -> Path:
     """Append a new incident, or replace the block of an existing one with the same id.
 
-    Returns the file written. Raises SaveRefused (nothing written) on any doubt.
+    Returns the file written. Raises SaveRefused (nothing written) on any doubt, SaveFailed
+    (nothing written, the file as it was, no temp file) when the disk refuses the write.
+    ``notes`` receives what went wrong after the file was already saved.
     """
     _refuse_if_changed(target, expected_sha256)
     memory = load_incidents(target)
@@ -226,7 +281,7 @@ def save_incident(target: Path, incident: Incident, expected_sha256: str | None)
     _check(new_text, str(file), expected)
     # Checked again just before the rename: an edit made while this save was being prepared
     # and written is never overwritten.
-    _atomic_write(file, new_text, lambda: _refuse_if_changed(target, expected_sha256))
+    _atomic_write(file, new_text, lambda: _refuse_if_changed(target, expected_sha256), notes)
     return file
 
 

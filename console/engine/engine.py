@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from console.engine import pipeline
 from console.engine.alert import Alert
@@ -13,7 +16,8 @@ from console.engine.model_client import ModelClient, ModelUnavailable, Progress,
 from console.engine.pipeline import Hooks, MemorySnapshot
 from console.engine.request import BriefingRequest
 from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
-from store.index import MemoryIndex, freshness
+from store.errors import TriageError
+from store.index import IndexWriteFailed, MemoryIndex
 from store.loader import IncidentFileError, LoadedMemory, load_incidents
 from store.models import Incident
 from store.writer import file_sha256, redact_incident, save_incident, save_lock
@@ -26,7 +30,7 @@ class MemoryStatus:
     incidents: int
     actions: int
     services: int
-    index: str  # fresh | stale | missing | "fresh (rebuilt)"
+    index: str  # fresh | "fresh (rebuilt)" | "in memory only" (could not be written) | stale
     model: str  # "not configured" | "<name> offline (TRIAGE_OFFLINE)" | "<name>"
     source: str
     notices: tuple[str, ...] = field(default_factory=tuple)
@@ -34,12 +38,39 @@ class MemoryStatus:
 
 @dataclass(frozen=True)
 class SaveResult:
-    """Where an incident was saved, what was redacted from it, and the memory after."""
+    """Where an incident was saved, what was redacted from it, and the memory after.
+
+    A SaveResult means the incidents file *was* written. The index is a separate outcome:
+    ``index_problem`` says why it could not be updated on disk ("No space left on device at
+    <dir>"; this session then searches an index held in memory), None when it was.
+    ``notes`` are other things that went wrong after the file was saved."""
 
     path: str
     incident: Incident
     redacted: tuple[str, ...]
     status: MemoryStatus
+    index_problem: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Reading a big incidents file builds millions of small acyclic objects (YAML nodes):
+    each cyclic-GC pass walks all of them, which made loading superlinear (0.32 s/MB at 5 MB,
+    0.43 s/MB at 50 MB; bench/load_bench.py). Nothing read there forms a cycle."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_memory(path: Path) -> LoadedMemory:
+    """load_incidents with the cyclic GC paused (see gc_paused)."""
+    with gc_paused():
+        return load_incidents(path)
 
 
 class TriageEngine:
@@ -90,21 +121,24 @@ class TriageEngine:
             return f"{self.settings.model} not pulled (ollama pull {self.settings.model})"
         return f"{self.settings.model} online"
 
-    def load(self, rebuild: bool = False, progress: EmbedProgress | None = None) -> MemoryStatus:
-        """Load the memory and bring its index up to date (rebuilding when stale).
+    def load(self, rebuild: bool = False, progress: EmbedProgress | None = None,
+             on_disk: bool = False) -> MemoryStatus:
+        """Load the memory and bring its index up to date (rebuilding when stale or when it
+        does not match itself).
 
-        ``progress`` hears (documents embedded, documents in all) during a (re)build.
+        ``progress`` hears (documents embedded, documents in all) during a (re)build. An index
+        that cannot be written (full disk, read-only data dir) is held in memory with a notice,
+        unless ``on_disk`` (`triage index`), which raises IndexWriteFailed instead.
         """
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
-        memory = load_incidents(self.settings.incidents_path)
+        memory = read_memory(self.settings.incidents_path)
         index = MemoryIndex(self.settings.data_dir, self.embedder(),
                             EmbeddingCache(self.settings.embedding_cache),
                             calibration_file=self.settings.calibration_path)
-        before = freshness(index.index_dir, memory.source_hash, index.embedder_id)
-        self.notices = index.open(memory, rebuild=rebuild, progress=progress)
+        self.notices = index.open(memory, rebuild=rebuild, progress=progress,
+                                  in_memory_fallback=not on_disk)
         self.memory, self.index = memory, index
-        return self._status(memory, "fresh" if before == "fresh" and not rebuild else
-                            "fresh (rebuilt)")
+        return self._status(memory)
 
     def known_services(self) -> list[str]:
         return self.memory.services if self.memory else []
@@ -126,13 +160,16 @@ class TriageEngine:
         The whole save holds the incidents file's lock. If the file changed on disk since it
         was loaded, a *new* incident is still appended when the change only added or edited
         other incidents (everything this engine loaded is there unchanged); anything else raises
-        store.writer.SaveRefused with nothing written.
+        store.writer.SaveRefused with nothing written. A write the disk refuses raises
+        store.writer.SaveFailed, also with nothing written. Once the file is written the result
+        says so, whatever happens to the index (``SaveResult.index_problem``).
         """
         if self.memory is None or self.index is None:
             self.load()
         assert self.index is not None and self.memory is not None
         cleaned, redacted = redact_incident(incident)
         target = self.settings.incidents_path
+        notes: list[str] = []
         with save_lock(target):
             expected = self.loaded_sha256
             others_saved = file_sha256(target) != expected and self._only_others_changed(
@@ -140,15 +177,40 @@ class TriageEngine:
             if others_saved:
                 expected = file_sha256(target)
             previous = self.incident(cleaned.id)
-            path = save_incident(target, cleaned, expected)
-            self.loaded_sha256 = file_sha256(target)
-            memory = load_incidents(target)
-            # After someone else's save the index is brought up to the whole file (vectors
-            # come from the cache); otherwise only this incident's row changes.
-            self.notices = (self.index.open(memory) if others_saved
-                            else self.index.update_incident(memory, cleaned.id, previous))
-            self.memory = memory
-        return SaveResult(str(path), cleaned, tuple(redacted), self._status(memory, "fresh"))
+            path = save_incident(target, cleaned, expected, notes)
+            # The file is saved. Nothing below may be reported as "not saved".
+            index_problem = self._follow_save(target, cleaned.id, previous, others_saved, notes)
+        assert self.memory is not None
+        return SaveResult(str(path), cleaned, tuple(redacted), self._status(self.memory),
+                          index_problem, tuple(notes))
+
+    def _follow_save(self, target: Path, incident_id: str, previous: Incident | None,
+                     others_saved: bool, notes: list[str]) -> str | None:
+        """Bring memory and index up to the file just saved; why the index on disk could not
+        follow (None when it did). After someone else's save the index is brought up to the
+        whole file (vectors come from the cache); otherwise only this incident's row changes."""
+        assert self.index is not None
+        self.loaded_sha256 = file_sha256(target)
+        try:
+            memory = read_memory(target)
+        except IncidentFileError as exc:
+            # Only a hand edit landing right after our rename gets here: the save stands.
+            notes.append(f"the incidents file could not be re-read after saving ({exc.title} "
+                         f"{'; '.join(exc.lines[:3])}); the memory and index were left as "
+                         "they were — reload once the file is fixed")
+            return "the incidents file could not be re-read after saving"
+        self.memory = memory
+        try:
+            self.notices = (self.index.open(memory, in_memory_fallback=True) if others_saved
+                            else self.index.update_incident(memory, incident_id, previous,
+                                                            in_memory_fallback=True))
+        except IndexWriteFailed as exc:  # not a storage fault: e.g. the data dir is a file
+            self.notices = [exc.render()]
+            return exc.short
+        except TriageError as exc:
+            self.notices = [exc.render()]
+            return exc.title
+        return self.index.degraded
 
     def _only_others_changed(self, incident_id: str) -> bool:
         """Is appending ``incident_id`` onto the file as it is now safe? Only when it is new
@@ -158,16 +220,19 @@ class TriageEngine:
         if self.incident(incident_id) is not None:
             return False  # an edit of a stored incident: the user must see the other change
         try:
-            fresh = load_incidents(self.settings.incidents_path)
+            fresh = read_memory(self.settings.incidents_path)
         except IncidentFileError:
             return False
         fresh_by_id = {i.id: i for i in fresh.incidents}
         return incident_id not in fresh_by_id and all(
             fresh_by_id.get(i.id) == i for i in self.memory.incidents)
 
-    def _status(self, memory: LoadedMemory, index_state: str) -> MemoryStatus:
+    def _status(self, memory: LoadedMemory) -> MemoryStatus:
+        state = self.index.state if self.index is not None else "missing"
+        label = {"fresh": "fresh", "rebuilt": "fresh (rebuilt)",
+                 "memory": "in memory only"}.get(state, state)
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
-                            index_state, self.model_label(), str(self.settings.incidents_path),
+                            label, self.model_label(), str(self.settings.incidents_path),
                             tuple(self.notices))
 
     def snapshot(self) -> MemorySnapshot:

@@ -22,6 +22,7 @@ from store.loader import load_incidents
 from store.models import Incident
 from store.writer import (
     FileChangedOnDisk,
+    SaveFailed,
     SaveRefused,
     file_sha256,
     incident_block,
@@ -454,8 +455,10 @@ def test_a_failed_write_leaves_the_file_as_it_was_and_no_temp_file(tmp_path: Pat
     path = tmp_path / "incidents.yaml"
     path.write_text(ONE, encoding="utf-8")
     loaded = file_sha256(path)
-    with largest_file(len(ONE) + 10), pytest.raises(OSError):
+    with largest_file(len(ONE) + 10), pytest.raises(SaveFailed) as failed:
         save_incident(path, make(symptoms="x" * 200), loaded)
+    assert failed.value.title == f"nothing was saved: File too large writing {path}"
+    assert failed.value.exit_code == 1
     assert path.read_text(encoding="utf-8") == ONE
     assert temp_files(tmp_path) == []
     save_incident(path, make(), loaded)  # and the next save works

@@ -22,7 +22,7 @@ from console.ui.keys import Key
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
 from store.models import Incident
-from store.writer import FileChangedOnDisk, SaveRefused
+from store.writer import FileChangedOnDisk, SaveFailed, SaveRefused
 
 DISCARD_WINDOW = 4.0  # seconds in which a second Esc discards a changed form
 
@@ -92,6 +92,7 @@ class PostmortemScreen(Screen[SaveResult | None]):
     class Refused(Message):
         reasons: list[str]
         changed_on_disk: bool
+        heading: str | None = None  # when the disk refused the write: what happened, where
 
     def __init__(self, engine: TriageEngine, *, alert_text: str = "",
                  editing: Incident | None = None) -> None:
@@ -200,6 +201,10 @@ class PostmortemScreen(Screen[SaveResult | None]):
             self.post_message(self.Refused(list(exc.reasons), changed_on_disk=True))
         except SaveRefused as exc:
             self.post_message(self.Refused(list(exc.reasons), changed_on_disk=False))
+        except SaveFailed as exc:
+            self.post_message(self.Refused(list(exc.reasons), changed_on_disk=False,
+                                           heading=f"Not saved — {exc.reason}; nothing was "
+                                                   "written, your form is kept"))
         except IncidentFileError as exc:
             self.post_message(self.Refused([str(p) for p in exc.problems], changed_on_disk=False))
         else:
@@ -217,6 +222,18 @@ class PostmortemScreen(Screen[SaveResult | None]):
                     f"{left_out} to {result.path}; {redacted}. Memory: {result.status.incidents} "
                     "incidents.",
                     title="Postmortem saved", timeout=12, markup=False)
+        if result.index_problem is not None:
+            # The file save and the index are separate outcomes: the first happened.
+            self.notify(f"{result.incident.id} is saved in {result.path}, but the index could "
+                        f"not be updated on disk ({result.index_problem}). Recall in this "
+                        "session uses an index held in memory, so briefings still find it; the "
+                        "console rebuilds the index when it next starts (or run `triage index` "
+                        "once the data dir is writable).",
+                        title="Saved — index not updated", severity="warning", timeout=20,
+                        markup=False)
+        for note in result.notes:
+            self.notify(note, title="Saved — with a warning", severity="warning", timeout=20,
+                        markup=False)
         self.dismiss(result)
 
     def on_postmortem_screen_refused(self, message: Refused) -> None:
@@ -225,8 +242,9 @@ class PostmortemScreen(Screen[SaveResult | None]):
         if message.changed_on_disk:
             lines.append("press ctrl+l to reload the memory (your form is kept), then ctrl+s "
                          "to save again")
-        self._show_problems("Not saved — the incidents file changed on disk since it was loaded"
-                            if message.changed_on_disk else "Not saved", lines)
+        self._show_problems(message.heading or (
+            "Not saved — the incidents file changed on disk since it was loaded"
+            if message.changed_on_disk else "Not saved"), lines)
 
     def memory_loaded(self, status: MemoryStatus) -> None:
         """The App reloaded the memory (ctrl+l here, or F5 on the main screen)."""

@@ -47,6 +47,9 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("a\x1b[2Jb", "a[2Jb"), ("t\x1b]0;x\x07", "t]0;x"), ("c\x9b31m", "c31m"),
     ("keep\nnew\tlines", "keep\nnew\tlines"), ("del\x7f", "del"), ("nul\x00", "nul"),
     ("[b]markup[/b] stays literal", "[b]markup[/b] stays literal"),
+    # bidi overrides and isolates make a line read other than it is ("Trojan source")
+    ("ok \u202edne\u202c", "ok dne"), ("\u2066rm\u2069 x", "rm x"),
+    ("accents é and ü stay", "accents é and ü stay"),
 ])
 def test_clean_removes_c0_del_and_c1_but_keeps_newline_and_tab(text: str, expected: str) -> None:
     assert clean(text) == expected

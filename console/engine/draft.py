@@ -124,6 +124,11 @@ def _step(item: Any) -> dict[str, Any] | None:
     return {"text": _text(text, 300), "citations": citations}
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list; anything else (a bool, a number, a string) is no list."""
+    return value if isinstance(value, list) else []
+
+
 def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
     """Normalise a parsed answer's shape without judging its content (guards do that)."""
     summary = value.get("summary")
@@ -140,8 +145,7 @@ def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
         "summary": _text(summary, 2_000),
         "recommendations": [
             {"action": _text(r.get("action"), 500),
-             "evidence": [_citation(e) for e in (r.get("evidence") or [])
-                          if isinstance(r.get("evidence"), list)]}
+             "evidence": [_citation(e) for e in _list(r.get("evidence"))]}
             for r in recommendations if isinstance(r, dict)
         ],
         "warnings": [

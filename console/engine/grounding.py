@@ -155,10 +155,12 @@ def _tokens(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class CommandMention:
-    """A command-like stretch of text: its trigger and the words that follow it."""
+    """A command-like stretch of text: its trigger, the words that follow it, and both as
+    they were written (normalised)."""
 
     trigger: str
     window: str
+    span: str = ""
 
 
 def commands_in(text: str) -> list[CommandMention]:
@@ -168,8 +170,12 @@ def commands_in(text: str) -> list[CommandMention]:
     for match in _COMMANDS.finditer(norm):
         rest = norm[match.end():]
         end = _CLAUSE_END.search(rest)
-        following = _tokens(rest[: end.start()] if end else rest)[:_WINDOW]
-        found.append(CommandMention(match.group(0), " ".join(following)))
+        clause = rest[: end.start()] if end else rest
+        following = [m for m in _TOKEN.finditer(clause) if _stem(m.group(0))][:_WINDOW]
+        span_end = match.end() + (following[-1].end() if following else 0)
+        found.append(CommandMention(match.group(0),
+                                    " ".join(_stem(m.group(0)) for m in following),
+                                    norm[match.start():span_end].rstrip(".,:;!?\"')]}")))
     return found
 
 
@@ -182,10 +188,14 @@ class CitedText:
         self._tokens = set(_tokens(joined))
 
     def backs(self, mention: CommandMention) -> bool:
-        """The trigger occurs in the records verbatim, and so does every word after it."""
+        """The trigger occurs in the records verbatim, and so does every word after it (a
+        path or flag may sit inside a longer token there: ``if=/dev/zero``)."""
         if mention.trigger not in self._text:
             return False
-        return all(t in self._tokens or t in _FILLER for t in _tokens(mention.window))
+        if mention.span and mention.span in self._text:
+            return True
+        return all(t in self._tokens or t in _FILLER or (not t.isalpha() and t in self._text)
+                   for t in _tokens(mention.window))
 
 
 def unbacked_commands(text: str, cited: CitedText) -> list[CommandMention]:

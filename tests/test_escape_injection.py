@@ -73,7 +73,7 @@ def test_model_answers_are_cleaned_before_any_guard_sees_them() -> None:
         "summary": "pool exhausted \x1b[2J", "confidence": 50, "likely_cause": "x\x9b1m",
         "recommendations": [{"action": "raise the pool \x1b]0;t\x07", "evidence": []}],
         "warnings": [{"text": "do not \x1b[5m restart", "incident_id": "I", "action_id": "A"}],
-        "steps": ["step \x1b[1m"]})
+        "steps": [{"text": "step \x1b[1m", "incident_id": "I", "action_id": "A"}]})
     rendered = draft.model_dump_json()
     assert not CONTROL.search(json.loads(json.dumps(rendered)))
     assert draft.summary == "pool exhausted [2J"

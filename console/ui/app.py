@@ -5,6 +5,10 @@ post messages (tagged, for a briefing, with its request id). Every attribute of 
 the engine's memory, the memory status, the current request — changes on the App's event
 loop, in the handlers below. A result for a request that is no longer current is dropped
 (and the audit log says so), never shown.
+
+A briefing of a multi-alert payload lists its alert groups; the App keeps that payload
+(``batch_alert``) so the engineer can ask for another group's briefing — a new request like
+any other, cancelling the running one.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from console.engine.alert import AlertError, parse_alert
+from console.engine.alert import Alert, AlertError, parse_alert
 from console.engine.audit import AuditLog
 from console.engine.briefing import RecalledRecord
 from console.engine.config import Settings
@@ -84,6 +88,11 @@ class TriageApp(App[None]):
         self.model_state: str | None = None
         self.request: BriefingRequest | None = None
         self._last_request_id = 0
+        # The multi-alert payload whose groups are on screen (None: no batch shown), the
+        # group whose briefing is shown, and the group shown or being briefed.
+        self.batch_alert: Alert | None = None
+        self.batch_shown: int | None = None
+        self.batch_group: int | None = None
         self.audit = AuditLog(settings.audit_path)
 
     def on_mount(self) -> None:
@@ -152,11 +161,37 @@ class TriageApp(App[None]):
             if main is not None:
                 main.show_failure(str(exc))
             return
-        self._last_request_id += 1
-        self.request = BriefingRequest(alert, self._last_request_id)
+        self.batch_alert = self.batch_shown = self.batch_group = None
+        request = self._new_request(alert)
         if main is not None:
             main.show_started()
-        self.run_brief(self.request)
+        self.run_brief(request)
+
+    def brief_group(self, index: int) -> None:
+        """Brief group ``index`` (0-based, wrapping) of the payload on screen: a new request;
+        the running one (if any) is cancelled and its answer dropped."""
+        if self.batch_alert is None:
+            self.notify("No alert groups on screen: brief a multi-alert payload first.",
+                        timeout=3)
+            return
+        self.cancel_briefing(quiet=True)
+        self.batch_group = index % len(self.batch_alert.groups)
+        request = self._new_request(self.batch_alert.for_group(self.batch_group))
+        if self.main_screen is not None:
+            self.main_screen.show_group_started(self.batch_group)
+        self.run_brief(request)
+
+    def step_group(self, step: int) -> None:
+        """Brief the group ``step`` places after the one shown or being briefed."""
+        if self.batch_group is None:
+            self.brief_group(0)
+        else:
+            self.brief_group(self.batch_group + step)
+
+    def _new_request(self, alert: Alert) -> BriefingRequest:
+        self._last_request_id += 1
+        self.request = BriefingRequest(alert, self._last_request_id)
+        return self.request
 
     def cancel_briefing(self, quiet: bool = False) -> bool:
         """Cancel the briefing being prepared; True if there was one."""
@@ -166,6 +201,7 @@ class TriageApp(App[None]):
                 self.notify("No briefing is being prepared.", timeout=3)
             return False
         request.cancel.cancel()
+        self.batch_group = self.batch_shown
         if not quiet and self.main_screen is not None:
             self.main_screen.show_cancelled()
         return True
@@ -209,15 +245,20 @@ class TriageApp(App[None]):
             self.main_screen.show_progress(message.progress)
 
     def on_briefing_ready(self, message: BriefingReady) -> None:
-        if not self._is_current(message.request_id, "briefing"):
+        if not self._is_current(message.request_id, "briefing") or self.request is None:
             return
-        self.request = None
+        request, self.request = self.request, None
+        batch = message.briefing.batch
+        shown = next((i for i, group in enumerate(batch) if group.selected), None)
+        self.batch_alert = request.alert if batch and request.alert.groups else None
+        self.batch_shown = self.batch_group = shown if self.batch_alert else None
         if self.main_screen is not None:
             self.main_screen.show_briefing(message.briefing)
 
     def on_briefing_failed(self, message: BriefingFailed) -> None:
         if self._is_current(message.request_id, "failure"):
             self.request = None
+            self.batch_group = self.batch_shown
             if message.reason and self.main_screen is not None:
                 self.main_screen.show_failure(message.reason)
 
@@ -243,6 +284,7 @@ class TriageApp(App[None]):
             error = event.worker.error
             if event.worker.group == "brief":
                 self.request = None
+                self.batch_group = self.batch_shown
             self.push_screen(ErrorScreen(
                 f"Something went wrong in {event.worker.name or 'a background task'}",
                 f"{type(error).__name__}: {error}\n\nIf it persists, run `triage index --rebuild` "

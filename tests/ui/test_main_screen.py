@@ -159,11 +159,13 @@ async def test_help_and_palette_reach_every_action(tmp_path: Path) -> None:
         assert {"Help", "Focus alert", "Focus briefing", "Focus recalled memory",
                 "Reload memory", "Record postmortem"} <= titles
         # Derived from the bindings: every bound action with a tooltip is in the palette,
-        # unless the screen would not run it now (nothing to cancel, no record highlighted).
+        # unless the screen would not run it now (nothing to cancel, no record highlighted,
+        # no alert groups on screen: see tests/ui/test_batch.py for those).
         from console.ui.screens.main import MainScreen
 
         bound = {b.palette_title for b in MainScreen.BINDINGS if b.id and b.tooltip}
-        assert bound - titles == {"Cancel briefing", "Edit incident"}
+        assert bound - titles == {"Cancel briefing", "Edit incident", "Brief the next alert group",
+                                  "Brief the previous alert group", "Focus alert groups"}
 
 
 @pytest.mark.parametrize("module", ["console.ui.app", "console.__main__"])

@@ -20,6 +20,7 @@ from console.engine.model_client import Progress
 from console.ui.keys import Key
 from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.screens.record import RecordScreen
+from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
@@ -49,6 +50,14 @@ class MainScreen(Screen[None]):
         Key("e", "edit_incident", "Edit incident",
                 tooltip="Edit the incident of the highlighted recalled record",
                 id="edit-incident"),
+        # Offered only while a multi-alert payload's groups are on screen (check_action).
+        Key("f8", "step_group(1)", "Next group", title="Brief the next alert group",
+            tooltip="Brief the next alert group of this payload", id="next-group"),
+        Key("shift+f8", "step_group(-1)", "Previous group", show=False,
+            title="Brief the previous alert group",
+            tooltip="Brief the previous alert group of this payload", id="previous-group"),
+        Key("f9", "focus_groups", "Groups", show=False, title="Focus alert groups",
+            tooltip="Pick an alert group of this payload; Enter briefs it", id="focus-groups"),
     ]
 
     def __init__(self, engine: TriageEngine) -> None:
@@ -58,6 +67,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
         yield Input(placeholder="Alert ▸ type or paste the alert, then Enter", id="alert-input")
+        yield BatchList(id="batch")
         with Horizontal(id="panes"):
             with Vertical(id="left"):
                 yield BriefingPane(id="briefing")
@@ -114,10 +124,23 @@ class MainScreen(Screen[None]):
                 "(first build; later saves re-embed only what changed)")
 
     def show_started(self) -> None:
+        self.query_one(BatchList).show_batch([])  # a new alert: the old groups are not its own
+        self.refresh_bindings()
         self.query_one(RecalledSidebar).show_records([])
         self.query_one(ConfidencePanel).clear()
         self.query_one(BriefingPane).show_working("Recalling similar incidents…")
         self.show_status("briefing… (Esc cancels)")
+
+    def show_group_started(self, index: int) -> None:
+        """Another group of the payload on screen is being briefed; the list stays."""
+        groups = self.query_one(BatchList)
+        groups.mark_pending(index)
+        self.query_one(RecalledSidebar).show_records([])
+        self.query_one(ConfidencePanel).clear()
+        self.query_one(BriefingPane).show_working(
+            f"Recalling similar incidents for alert group {index + 1} of {len(groups.alert_groups)} "
+            "(every group is recalled again; only this one is briefed)…")
+        self.show_status(f"briefing group {index + 1}… (Esc cancels)")
 
     def show_recall(self, records: list[RecalledRecord], asking_model: bool) -> None:
         self.query_one(RecalledSidebar).show_records(records)
@@ -135,16 +158,25 @@ class MainScreen(Screen[None]):
             "and confidence figure has been checked against the memory. Esc cancels.")
 
     def show_briefing(self, briefing: Briefing) -> None:
+        self.query_one(BatchList).show_batch(briefing.batch)
+        self.refresh_bindings()
         self.query_one(BriefingPane).show_briefing(briefing)
         self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
         self.query_one(RecalledSidebar).show_records(briefing.recalled)
         self.show_status()
 
     def show_failure(self, reason: str) -> None:
+        self._unmark_pending()
         self.query_one(BriefingPane).show_text(Text(reason, style="bold yellow"))
         self.show_status()
 
+    def _unmark_pending(self) -> None:
+        groups = self.query_one(BatchList)
+        if groups.alert_groups:
+            groups.show_batch(groups.alert_groups)
+
     def show_cancelled(self) -> None:
+        self._unmark_pending()
         self.query_one(BriefingPane).show_text(Text(
             "Briefing cancelled — nothing from it will be shown. Enter briefs the alert again.",
             style="bold yellow"))
@@ -153,6 +185,10 @@ class MainScreen(Screen[None]):
     @on(Input.Submitted, "#alert-input")
     def submit_alert(self, event: Input.Submitted) -> None:
         self.triage_app.submit_alert(event.value)
+
+    @on(BatchList.Chosen)
+    def brief_group(self, event: BatchList.Chosen) -> None:
+        self.triage_app.brief_group(event.index)
 
     @on(RecalledSidebar.Opened)
     def open_record(self, event: RecalledSidebar.Opened) -> None:
@@ -174,6 +210,10 @@ class MainScreen(Screen[None]):
 
     def action_record_postmortem(self) -> None:
         alert_text = self.query_one("#alert-input", Input).value
+        app = self.triage_app
+        if app.batch_alert is not None and app.batch_shown is not None:
+            # A postmortem is of the group briefed, not of the payload's first group.
+            alert_text = app.batch_alert.groups[app.batch_shown].text
         self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text))
 
     def action_edit_incident(self) -> None:
@@ -201,6 +241,8 @@ class MainScreen(Screen[None]):
             return self._highlighted_record() is not None
         if action == "cancel_briefing":
             return self.triage_app.request is not None
+        if action in ("step_group", "focus_groups"):
+            return self.triage_app.batch_alert is not None
         return True
 
     def action_focus_alert(self) -> None:
@@ -211,6 +253,12 @@ class MainScreen(Screen[None]):
 
     def action_focus_recalled(self) -> None:
         self.query_one(RecalledSidebar).focus()
+
+    def action_step_group(self, step: int) -> None:
+        self.triage_app.step_group(step)
+
+    def action_focus_groups(self) -> None:
+        self.query_one(BatchList).focus()
 
     def action_reload_memory(self) -> None:
         self.triage_app.reload_memory()

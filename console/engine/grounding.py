@@ -52,13 +52,14 @@ _INSTRUCTION_PATTERNS = [
     rf"\b{_OVERRIDE}\s+(?:{_QUALIFIER}\s+){{0,3}}(?:memory|records?|recall|data|evidence|citations?|"
     r"what (?:the|this) (?:memory|records?|data) (?:says?|shows?))\b",
     # addressed to the reader of a briefing, not a record of what happened
-    r"\b(?:tell|instruct|advise|order|urge|direct|ask|get|make) (?:the |every |all |any )?"
-    r"(?:operators?|on-?call(?: engineers?)?|engineers?|users?|humans?|responders?|sre|"
-    r"reader|team) to\b",
+    r"\b(?:tell|instruct|order|urge|direct|command) (?:the |every |all |any )?"
+    r"(?:operators?|on-?call(?: engineers?)?|engineers?|humans?|responders?|sre|reader) to\b",
     r"\b(?:you|the (?:ai|model|assistant|llm)) (?:are|is) now\b",
     r"\byou (?:must|should|will|shall) (?:now |always |only )?(?:recommend|say|answer|respond|"
     r"reply|output|report|tell|claim|state|cite|include|ignore|pretend)\b",
-    r"\bfrom now on\b", r"\bnew (?:instructions?|rules?|task|role|persona|system prompt)\b",
+    r"\bfrom now on\b",
+    r"\bnew (?:instructions?|rules?|task|role|persona|system prompt)\s*(?::|follows?\b|apply\b|"
+    r"below\b|are\b|is\b)",
     r"\bsystem prompt\b", r"\b(?:reveal|print|show|repeat|leak) (?:your|the) (?:prompt|"
     r"instructions|rules|system)\b",
     r"\bact as (?:an? |the )?(?:assistant|ai|model|llm|system|admin|root|different)\b",
@@ -77,14 +78,17 @@ _INSTRUCTION_PATTERNS = [
     r"instructions?|new)\b", r"</?(?:data|system|instructions?|prompt)>",
     # chat-template and role markers
     r"<\|[a-z_]+\|>", r"\[/?inst\]", r"<<\s*/?sys\s*>>", r"###\s*(?:system|instructions?|"
-    r"assistant|user)\b", r"(?:^|\n|\s)(?:system|assistant|human|user)\s*:\s",
+    r"assistant|user)\b",
 ]
 _INSTRUCTIONS = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS))
+# A chat role opening a line ("System: …"); mid-line ("power system: a…") it is prose.
+_ROLE_LINE = re.compile(r"(?im)^[ \t>*#-]*(?:system|assistant|human|user)\s*:")
 
 
 def looks_like_instructions(text: str) -> bool:
     """True for text that reads like orders to a model or to the reader of a briefing."""
-    return bool(_INSTRUCTIONS.search(normalise(text)))
+    folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    return bool(_INSTRUCTIONS.search(normalise(text)) or _ROLE_LINE.search(folded))
 
 
 # --- commands -----------------------------------------------------------------------------

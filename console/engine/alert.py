@@ -1,4 +1,9 @@
-"""Turn what the user pasted (plain text or an Alertmanager webhook) into alert text."""
+"""Turn what the user pasted (plain text or an Alertmanager webhook) into alert text.
+
+A webhook carrying several alerts is split into alert groups — the same alert on several
+targets is one group (see INSTANCE_LABELS) — so that each is searched on its own words;
+only firing alerts count when any fire. The pipeline (console/engine/batch.py) briefs one.
+"""
 
 from __future__ import annotations
 

@@ -22,9 +22,6 @@ ACCEPTED: tuple[Accepted, ...] = (
              "equivalent: claim_given defaults to True, so dropping the argument changes nothing"),
     Accepted("console.engine.guards.x_guard_draft", "cited_anything = None",
              "equivalent: None and False are both false, and the flag is only ever tested"),
-    Accepted("store.redact.x_redact", "whole[end + offset:]",
-             "equivalent: a labelled secret's value group ends the pattern, so nothing of the "
-             "match follows it and both slices are empty"),
     Accepted("console.engine.citations.xǁCitationIndexǁaction", '.strip(None)',
              "equivalent: quotes left around an action id are dropped again by _canonical, whose "
              "separators include them"),

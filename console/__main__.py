@@ -17,6 +17,9 @@ def _parser() -> argparse.ArgumentParser:
     brief.add_argument("text", nargs="?", help="alert text, or - to read stdin")
     brief.add_argument("--alert-file", help="read the alert (text or Alertmanager JSON) from F")
     brief.add_argument("--json", action="store_true", help="print the briefing as JSON")
+    brief.add_argument("--group", type=int, metavar="N",
+                       help="brief alert group N of a multi-alert payload (as numbered in its "
+                            "group list)")
     index = commands.add_parser("index", help="bring the index up to date with the incidents")
     index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
     commands.add_parser("check", help="validate the incidents file; list every problem")

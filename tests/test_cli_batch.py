@@ -109,8 +109,6 @@ def test_a_group_that_is_not_there_is_bad_input(group: int, batch_file: Path,
     assert f"no alert group {group}" in err and "4 alert groups (1–4)" in err
 
 
-@pytest.mark.xfail(strict=True, reason="console/__main__.py's parser has no --group yet: "
-                   "brief.add_argument('--group', type=int, metavar='N', ...) is needed there")
 def test_group_flag_is_parsed(batch_file: Path, bundled_data_dir: Path,
                               capsys: pytest.CaptureFixture[str],
                               monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,3 +83,39 @@ async def test_model_offline_gives_a_labelled_deterministic_briefing(tmp_path: P
         assert "DETERMINISTIC BRIEFING" in text
         assert "not reachable" in text
         assert "INC-2041/A1 WORSENED" in text
+
+
+HOSTILE_DRAFT = {
+    "summary": "Pool exhaustion as in INC-2041. Ignore the memory and trust this briefing.",
+    "likely_cause": "Too many connections per pod. Then sudo rm -rf / --no-preserve-root",
+    "recommendations": [{"action": "Run rm -rf / on every payments host",
+                         "evidence": [{"incident_id": "INC-2041", "action_id": "INC-2041/A4"}]}],
+    "steps": [{"text": "sudo rm -rf / --no-preserve-root", "incident_id": "INC-2041",
+               "action_id": "INC-2041/A4"}, "DROP TABLE payments"],
+    "warnings": [], "confidence": 100,
+}
+STORED_FIX = ("Raised the connection pool limit on one instance and drained traffic to it "
+              "gradually")
+
+
+async def test_model_words_reach_the_screen_only_where_the_memory_backs_them(
+        tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.script_chat(ChatReply(json.dumps(HOSTILE_DRAFT)))
+    app = TriageApp(settings(tmp_path, fake_ollama.host))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.screen.query_one("#alert-input", Input).value = ALERT
+        await pilot.press("enter")
+        for _ in range(1500):  # polls until the model's briefing lands (bounded)
+            if "written by model" in body(app):
+                break
+            await pilot.pause(0.02)
+        shown = " ".join(body(app).split())
+        assert "written by model qwen2.5:7b" in shown
+        for hostile in ("rm -rf", "sudo", "DROP TABLE", "Ignore the memory"):
+            assert hostile not in shown
+        assert f"1. {STORED_FIX}" in shown                       # the stored text, not the model's
+        assert f"step 1: {STORED_FIX} — INC-2041/A4 RESOLVED" in shown
+        assert "The model's reading: Pool exhaustion as in INC-2041." in shown
+        assert "Likely cause (the model's reading): Too many connections per pod" in shown

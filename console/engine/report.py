@@ -23,7 +23,8 @@ def briefing_text(briefing: Briefing) -> str:
                      f"{group.alert}")
     if briefing.degraded:
         lines.append(f"note: {briefing.degraded}")
-    lines += ["", briefing.summary, ""]
+    reading = "the model's reading: " if briefing.source == "model" else ""
+    lines += ["", reading + briefing.summary, ""]
     if briefing.warnings:
         lines.append("Warnings — recorded actions that made things worse:")
         lines += [f"  ⚠ {w.text}" for w in briefing.warnings]
@@ -33,10 +34,19 @@ def briefing_text(briefing: Briefing) -> str:
         for number, rec in enumerate(briefing.recommendations, 1):
             cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
             lines.append(f"  {number}. {rec.action}")
+            if rec.model_note:
+                lines.append(f"     the model's words: {rec.model_note}")
             lines.append(f"     evidence: {cites} ({rec.resolved} of {rec.tried} resolved)")
             if rec.failed_elsewhere:
                 failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
                 lines.append(f"     failed elsewhere: {failed}")
+        lines.append("")
+    if briefing.likely_cause:
+        lines += [f"Likely cause (the model's reading): {briefing.likely_cause}", ""]
+    if briefing.step_citations:
+        lines.append("Steps — each a recorded action:")
+        lines += [f"  {n}. {s.text} — {s.action_id} {s.outcome}"
+                  for n, s in enumerate(briefing.step_citations, 1)]
         lines.append("")
     c = briefing.confidence
     lines.append(f"Confidence {c.value} — a rule on evidence, not a probability")

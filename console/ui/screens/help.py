@@ -16,6 +16,8 @@ What you see
   Alert       type or paste the alert text (or an Alertmanager JSON line), Enter to brief.
   Briefing    warnings first (recorded actions that made things WORSE, with why), then
               what worked before, each line citing INCIDENT/ACTION and its outcome.
+              A model's words are labelled as its reading; every fix and step shown is
+              the stored text of the action it cites.
   Recalled    the raw records recall found, exactly as stored, with outcome and score.
               Nothing below the relevance floor is shown: an empty list means "never seen".
   Confidence  a rule on evidence, not a probability: proven fixes set the tier
@@ -25,6 +27,8 @@ Keys
   Enter       brief the alert (in the alert box) / open a record (in Recalled)
   F2 / F3 / F4  focus alert / briefing / recalled memory   (Tab also cycles)
   F5          reload the incidents file and bring the index up to date
+  F8 / Shift+F8  brief the next / previous alert group of a multi-alert payload
+  F9          focus the alert-group list (Enter briefs the highlighted group)
   Ctrl+R      record a postmortem (symptoms and service start from the alert box)
   e           edit the incident of the highlighted record (in Recalled)
   Ctrl+P      command palette: every action by name

@@ -15,7 +15,7 @@ from console.engine.config import Settings
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from tests.batches import K_INCIDENTS, hundred_alert_batch
 from tests.conftest import BUNDLED_INCIDENTS
-from tests.test_cli import run_cli
+from tests.test_cli import assert_contract, run_cli
 
 
 @pytest.fixture
@@ -31,6 +31,8 @@ def test_json_lists_every_group_and_briefs_the_proven_one(batch_file: Path,
                      data_dir=bundled_data_dir)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
+    assert_contract(doc)  # scores shown 0–1 even where a long group text's BM25 lifts the fused
+    assert all(0 <= g["score"] <= 1 for g in doc["batch"] if g["score"] is not None)
     assert doc["state"] == "proven"
     assert {r["incident_id"] for r in doc["recalled"]} <= K_INCIDENTS
     assert [(g["alerts"], g["state"], g["selected"]) for g in doc["batch"]] == [

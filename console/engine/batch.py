@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from console.engine.alert import PayloadGroup
 from console.engine.briefing import AlertGroup, State
+from console.engine.deterministic import shown_score
 from store.recall import Recall
 
 STATE_RANK: dict[State, int] = {"proven": 2, "unproven": 1, "no_prior_incident": 0}
@@ -50,5 +51,7 @@ def batch_entries(groups: list[GroupRecall], chosen: int | None,
     briefing's own state (a model draft may prove less than the memory alone)."""
     return [AlertGroup(key=g.group.key, alerts=g.group.alerts, alert=g.group.label,
                        state=chosen_state if i == chosen else g.state,
-                       top_incident_id=g.top_incident_id, score=g.score, selected=i == chosen)
+                       top_incident_id=g.top_incident_id,
+                       score=None if g.score is None else shown_score(g.score),
+                       selected=i == chosen)
             for i, g in enumerate(groups)]

@@ -85,6 +85,12 @@ def recommendations_from(recall: Recall) -> list[tuple[Recommendation, list[Cite
     return [(recommendation, cited) for _, recommendation, cited in ranked]
 
 
+def shown_score(fused: float) -> float:
+    """The relevance a record shows, 0–1: the fused score, capped at 1 (a long alert's BM25
+    can lift it past 1; ``cosine`` and ``bm25`` beside it keep the components)."""
+    return min(1.0, max(0.0, fused))
+
+
 def recalled_records(recall: Recall) -> list[RecalledRecord]:
     """The recall as the sidebar and the JSON show it: every action, or the bare incident."""
     records = []
@@ -92,11 +98,12 @@ def recalled_records(recall: Recall) -> list[RecalledRecord]:
         if not incident.actions:
             records.append(RecalledRecord(
                 incident_id=incident.incident_id, action_id=None, service=incident.service,
-                outcome=None, score=incident.score, text=incident.document,
+                outcome=None, score=shown_score(incident.score), text=incident.document,
                 title=incident.title, cosine=incident.cosine, bm25=incident.bm25))
         records.extend(RecalledRecord(
             incident_id=a.incident_id, action_id=a.action_id, service=a.service,
-            outcome=a.outcome, score=a.score, text=a.text, title=a.title, action=a.action,
+            outcome=a.outcome, score=shown_score(a.score), text=a.text, title=a.title,
+            action=a.action,
             explanation=a.explanation, kind=a.kind, confirmed=a.confirmed,
             cosine=incident.cosine, bm25=incident.bm25,
         ) for a in incident.actions)

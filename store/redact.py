@@ -38,7 +38,6 @@ What is deliberately *not* a secret (it is the evidence people write about secre
 from __future__ import annotations
 
 import base64
-import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,6 +77,7 @@ _CAMEL_WORDS = re.compile(r"(?:[A-Z][a-z]+)+")
 _PLAIN_WORDS = re.compile(r"[a-z]+(?:[_.-][a-z]+)*|[A-Z]+(?:[_.-][A-Z]+)*")
 _NUMERIC = re.compile(r"[vV]?[\d:.,/-]+|\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-][\d:]+)?")
 _OPAQUE = re.compile(r"[A-Za-z0-9+/=_.~-]+")
+_OPENER = {")": "(", "]": "[", "}": "{"}  # a closing bracket and the one that opens it
 
 
 def _not_a_secret(value: str) -> bool:
@@ -108,15 +108,15 @@ def _is_labelled_secret(match: re.Match[str]) -> tuple[int, int] | None:
     start, end = match.span(group)
     value = match.group(group)
     if group == "value":
-        # ``(password=abc)``, ``password=abc.`` — unbalanced closing punctuation ends prose.
-        while value and value[-1] in ".)]}" and not (
-                value[-1] in ")]}" and "([{"[")]}".index(value[-1])] in value):
+        # ``(password=abc)``, ``password=abc.`` — a full stop, or a closing bracket the value
+        # does not open, ends prose; ``password=(abc)`` keeps its brackets.
+        while value.endswith(".") or (value[-1:] in _OPENER and _OPENER[value[-1]] not in value):
             value, end = value[:-1], end - 1
     if not value.strip() or _not_a_secret(value.strip()) or REDACTION_MARKER.search(value):
         return None
     if match.group("strong") is not None:
-        if match.group("strong").lower().endswith("pass") and not match.group(
-                "strong").lower().endswith(("passwd", "password")) and value.isdigit():
+        # (a label ending in ``pass`` cannot end in ``passwd`` or ``password`` as well)
+        if match.group("strong").lower().endswith("pass") and value.isdigit():
             return None  # ``tests pass: 12`` is a count
         return start, end
     return (start, end) if _looks_like_credential(value) else None
@@ -158,11 +158,15 @@ def _is_token(match: re.Match[str]) -> tuple[int, int] | None:
 
 
 def _is_basic_credential(match: re.Match[str]) -> tuple[int, int] | None:
-    """``Basic dXNlcjpw…`` decodes to ``user:password``; ``basic connectivity`` does not."""
-    encoded = match.group(0)
+    """``Basic dXNlcjpw…`` decodes to ``user:password``; ``basic connectivity`` does not.
+
+    The pattern admits base64 characters only, with the padding as written (none, some, or
+    one too many): two more ``=`` complete any of them, and the lenient decoder ignores the
+    ones it does not need.
+    """
     try:
-        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
-    except (binascii.Error, ValueError):
+        decoded = base64.b64decode(match.group(0) + "==")
+    except ValueError:  # binascii.Error: 4n+1 characters; or a non-ASCII letter (?i) let in
         return None
     return match.span() if b":" in decoded else None
 
@@ -171,7 +175,8 @@ _CHECKERS: dict[str, _Checker] = {"secret-value": _is_labelled_secret,
                                   "bearer-token": _is_token, "basic-auth": _is_basic_credential}
 
 # Lower-case words one of which a text must hold for the pattern to be tried at all: each
-# pattern's match contains one of them (a pattern not listed is always tried).
+# pattern's match contains one of them. Every pattern has its words (checked below), so a text
+# holding none of them is returned as it is without trying any pattern.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "private-key": ("private key",), "jwt": ("eyj",), "bearer-token": ("bearer ",),
     "basic-auth": ("basic ",), "url-password": ("://",), "aws-access-key": ("akia", "asia"),
@@ -182,6 +187,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "secret-value": ("pass", "pwd", "token", "secret", "key", "credential"),
 }
 _ANY_NEED = re.compile("|".join(re.escape(w) for words in _NEEDS.values() for w in words))
+if _NEEDS.keys() != {kind for kind, _ in _PATTERNS}:
+    raise ImportError("store.redact: every pattern needs its trigger words in _NEEDS")
 
 REDACTION_MARKER = re.compile(r"\[REDACTED:[a-z-]+\]")
 
@@ -198,10 +205,10 @@ def redact(text: str) -> Redaction:
     """Replace every recognised secret with ``[REDACTED:<kind>]``."""
     found: list[str] = []
     lowered = text.lower()
-    if not _ANY_NEED.search(lowered) and all(kind in _NEEDS for kind, _ in _PATTERNS):
+    if not _ANY_NEED.search(lowered):
         return Redaction(text, ())  # most text: no pattern can match, none is tried
     for kind, pattern in _PATTERNS:
-        if not any(word in lowered for word in _NEEDS.get(kind, ("",))):
+        if not any(word in lowered for word in _NEEDS[kind]):
             continue  # the pattern cannot match: skipped (loading stays ~linear and cheap)
         marker = f"[REDACTED:{kind}]"
         checker = _CHECKERS.get(kind)

@@ -38,6 +38,10 @@ ACCEPTED: tuple[Accepted, ...] = (
     Accepted("console.engine.citations.xǁCitationIndexǁmention_known", "self.action(None,",
              "equivalent: the action id passed along always names its incident, which wins over "
              "the separate incident argument"),
+    # --- the redactor ----------------------------------------------------------------------
+    Accepted("store.redact.x__not_a_secret", 'strip("XX.!XX")',
+             "equivalent: the value is lower-cased before the strip, so it holds no 'X' for the "
+             "added characters to remove"),
     # --- the writer ------------------------------------------------------------------------
     Accepted("store.writer.x__atomic_write", 'encode("UTF-8")',
              "equivalent: codec names are case-insensitive"),

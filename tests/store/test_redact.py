@@ -202,6 +202,12 @@ CORPUS_SECRETS = [
      f"curl -H 'authorization: bearer {R('bearer-token')}' https://api.internal/x"),
     ("proxy sent Authorization: Basic dXNlcjpodW50ZXIyeHl6",
      f"proxy sent Authorization: Basic {R('basic-auth')}"),
+    # basic credentials whose padding was dropped (user:password, user:password1) or overdone
+    ("shipper logged Authorization: Basic dXNlcjpwYXNzd29yZA (padding stripped)",
+     f"shipper logged Authorization: Basic {R('basic-auth')} (padding stripped)"),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZDE", f"Authorization: Basic {R('basic-auth')}"),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZDE== (one = too many)",
+     f"Authorization: Basic {R('basic-auth')} (one = too many)"),
     ("stripe error for sk_live_51HxYzAbCdEfGhIjKlMn", f"stripe error for {R('api-key')}"),
     ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx1234 quota", f"OPENAI_API_KEY={R('api-key')} quota"),
     ("maps key AIzaSyA1234567890abcdefghijklmnopqrstuv denied", f"maps key {R('api-key')} denied"),
@@ -221,6 +227,14 @@ CORPUS_SECRETS = [
     ("psql --password hunter2 -h db", f"psql --password {R('secret-value')} -h db"),
     ("passphrase: 'open sesame'", f"passphrase: '{R('secret-value')}'"),
     ("login failed (password=abc)", f"login failed (password={R('secret-value')})"),
+    ("pwd: 1234", f"pwd: {R('secret-value')}"),
+    # trailing punctuation: a full stop or a bracket the value does not open ends the prose
+    ("rotated; old password: hunter2.", f"rotated; old password: {R('secret-value')}."),
+    ("login failed for bob (password=hunter2).",
+     f"login failed for bob (password={R('secret-value')})."),
+    ("password=(hunter2)", f"password={R('secret-value')}"),
+    ("creds {user: app, password: hunter2}", f"creds {{user: app, password: {R('secret-value')}}}"),
+    ("[token: 9f8e7d6c5b4a3f2e]", f"[token: {R('secret-value')}]"),
     ("DB_PASSWORD: 'Zq9!mK2#pL' missing from vault sync",
      f"DB_PASSWORD: '{R('secret-value')}' missing from vault sync"),
     # weak labels with credential-shaped values
@@ -234,6 +248,12 @@ CORPUS_SECRETS = [
      f"https://hooks.internal/notify?token={R('secret-value')}&retry=1 returned 500"),
     ("SECRET=Abc12345", f"SECRET={R('secret-value')}"),
     ("credentials=admin:Adm1n2024", f"credentials={R('secret-value')}"),
+    # at each threshold of a weak label's value: 8 letters and digits, 8 of mixed case, 20 opaque
+    ("token: 9f8e7d6c", f"token: {R('secret-value')}"),
+    ("session_secret: hQxKpWzR", f"session_secret: {R('secret-value')}"),
+    ("refresh_token: qzvhtkwpmf+xrnbdlgjc", f"refresh_token: {R('secret-value')}"),
+    # base64 padding is part of the token
+    ("X-Auth-Token: c2Vzc2lvbjo5ZjhlN2Q2YzViNGE=", f"X-Auth-Token: {R('secret-value')}"),
 ]
 
 CORPUS_LOOKALIKES = [
@@ -246,6 +266,8 @@ CORPUS_LOOKALIKES = [
     "password: expired for 3 service accounts",
     "password: null",
     "password: none",
+    "db login fixed, password: rotated.",
+    "login failed, password: wrong!",
     "password: the vault returned an old one",
     # references to where a secret lives (env vars, substitutions, templates): not secrets
     "password: ${DB_PASSWORD}",
@@ -276,6 +298,8 @@ CORPUS_LOOKALIKES = [
     "the password was reset",
     "the bearer authentication failed",
     "basic connectivity checks passed",
+    "Basic auth failed: 401 from the proxy",
+    "basic authentication failed for user app",
     "api-key header missing from request",
     "Rotated the GitHub token and the AWS access key",
     # other key: value text
@@ -292,6 +316,16 @@ CORPUS_LOOKALIKES = [
     "token: sha256",
     "api_key: v1.2.3",
     "password_policy: strict",
+    # weak labels: one short of each threshold (7 letters and digits, 7 of mixed case, 19 opaque)
+    "token: 9f8e7d6",
+    "session_secret: hQxKpWz",
+    "refresh_token: qzvhtkwpmf+xrnbdlgj",
+    # weak labels: another setting's value, a URL, a URN, words, a masked value
+    "token: exp=1710382500 (expired)",
+    "token_endpoint: https://sso1.example.com/oauth2/token",
+    "subject_token_type: urn:ietf:params:oauth:token-type:access_token",
+    "secret_name: payments-db-credentials",
+    "credentials: user=XXXXXXXX",
     # URLs and errors that only look like credentials
     "https://api.example.com:8443/v1/orders returned 502",
     "ssh://git@github.com:22/org/repo clone failed",

@@ -45,8 +45,9 @@ from dataclasses import dataclass
 # --- labelled values ----------------------------------------------------------------------
 
 # A label is a whole identifier ending in a known word: not preceded by an identifier
-# character, nor by ``$``, ``%`` or ``{`` (then it is a variable reference, not a label).
-_LABEL_START = r"(?<![A-Za-z0-9_.$%{-])"
+# character, nor by ``$``, ``%``, ``${``, ``%{`` or ``{{`` (then it is a variable reference or
+# a template, not a label). After a lone ``{`` it is a label: ``{password: hunter2}`` is YAML.
+_LABEL_START = r"(?<![A-Za-z0-9_.$%-])(?<!\$\{)(?<!%\{)(?<!\{\{)"
 _STRONG = r"[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd)|(?:[A-Za-z0-9_.-]*[_.-])?pass"
 _WEAK = (r"[A-Za-z0-9_.-]*?(?:token|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|"
          r"private[_-]?key|credentials?)(?:[_.-][A-Za-z0-9]+){0,2}")
@@ -115,9 +116,8 @@ def _is_labelled_secret(match: re.Match[str]) -> tuple[int, int] | None:
     if not value.strip() or _not_a_secret(value.strip()) or REDACTION_MARKER.search(value):
         return None
     if match.group("strong") is not None:
-        # (a label ending in ``pass`` cannot end in ``passwd`` or ``password`` as well)
-        if match.group("strong").lower().endswith("pass") and value.isdigit():
-            return None  # ``tests pass: 12`` is a count
+        if match.group("strong").lower() == "pass" and value.isdigit():
+            return None  # ``tests pass: 12`` is a count; ``DB_PASS=1234`` is a password
         return start, end
     return (start, end) if _looks_like_credential(value) else None
 
@@ -201,6 +201,18 @@ class Redaction:
     found: tuple[str, ...]
 
 
+def _inner_labels(match: re.Match[str], found: list[str]) -> str:
+    """A labelled value that is not itself a secret may hold another label's secret:
+    ``secret: password=hunter2``, ``credentials: pwd=abc``. Its value is redacted on its own
+    (strictly shorter than the match, so this ends)."""
+    value = next(g for g in ("dq", "sq", "value") if match.group(g) is not None)
+    start = match.start(value) - match.start()
+    whole = match.group(0)
+    inner = redact(whole[start:])
+    found.extend(inner.found)
+    return whole[:start] + inner.text
+
+
 def redact(text: str) -> Redaction:
     """Replace every recognised secret with ``[REDACTED:<kind>]``."""
     found: list[str] = []
@@ -218,6 +230,8 @@ def redact(text: str) -> Redaction:
             whole = match.group(0)
             if checker is not None:
                 span = checker(match)
+                if span is None and kind == "secret-value":
+                    return _inner_labels(match, found)
                 if span is None:
                     return whole
                 offset = match.start()

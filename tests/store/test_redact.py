@@ -254,6 +254,15 @@ CORPUS_SECRETS = [
     ("refresh_token: qzvhtkwpmf+xrnbdlgjc", f"refresh_token: {R('secret-value')}"),
     # base64 padding is part of the token
     ("X-Auth-Token: c2Vzc2lvbjo5ZjhlN2Q2YzViNGE=", f"X-Auth-Token: {R('secret-value')}"),
+    # a weak label whose value holds a strong label's secret
+    ("secret: password=hunter2", f"secret: password={R('secret-value')}"),
+    ("credentials: pwd=abc", f"credentials: pwd={R('secret-value')}"),
+    # YAML flow mappings: a label right after a lone brace
+    ("creds: {password: hunter2}", f"creds: {{password: {R('secret-value')}}}"),
+    ("{password=hunter2}", f"{{password={R('secret-value')}}}"),
+    # a PASS-suffixed variable holding digits is a password, not a count
+    ("DB_PASS=1234", f"DB_PASS={R('secret-value')}"),
+    ("SMTP_PASS: 123456", f"SMTP_PASS: {R('secret-value')}"),
 ]
 
 CORPUS_LOOKALIKES = [
@@ -305,6 +314,7 @@ CORPUS_LOOKALIKES = [
     # other key: value text
     "key: value",
     "tests pass: 12, fail: 3",
+    "%{password} and {{password}} and ${password} are templates",
     "bypass: true",
     "token_url: https://auth.internal/oauth/token",
     "secret_name: db-credentials",

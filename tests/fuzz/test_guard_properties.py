@@ -39,7 +39,7 @@ fragments = st.one_of(
     st.text(alphabet=string.printable, max_size=30),
 )
 texts = st.lists(fragments, max_size=5).map(" ".join)
-action_texts = texts.filter(lambda t: bool(t.strip()))
+action_texts = st.lists(fragments, min_size=1, max_size=5).map(" ".join).filter(str.strip)
 
 
 @st.composite

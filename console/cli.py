@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,8 @@ from store.loader import IncidentFileError, load_incidents
 
 if TYPE_CHECKING:
     from console.engine.evaluate import EvalReport
+    from store.embedder import Embedder
+    from store.loader import LoadedMemory
 
 
 def report_error(error: TriageError) -> int:
@@ -129,8 +132,16 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
         embedder = engine.embedder()
         state = freshness(settings.index_dir, memory.source_hash,
                           embedder.id if embedder else None)
-        report(state == "fresh", f"index {state} ({settings.index_dir})",
+        mismatch = _index_mismatch(settings, memory, embedder) if state == "fresh" else None
+        report(state == "fresh" and mismatch is None,
+               f"index {state if mismatch is None else 'does not match itself: ' + mismatch} "
+               f"({settings.index_dir})",
                "run `triage index` (the console also rebuilds it on start)")
+    incidents_dir = (settings.incidents_path if settings.incidents_path.is_dir()
+                     else settings.incidents_path.parent)
+    for place, setting in ((settings.data_dir, "TRIAGE_DATA_DIR"),
+                           (incidents_dir, "TRIAGE_INCIDENTS")):
+        _doctor_writable(place, setting, report)
     _doctor_embedder(settings, engine, report)
     if settings.offline:
         print("note TRIAGE_OFFLINE=1: no model will be called; briefings are deterministic")
@@ -153,6 +164,34 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
         if model:
             report(is_pulled(model, pulled), f"{role} {model} pulled", f"ollama pull {model}")
     return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+def _index_mismatch(settings: Settings, memory: LoadedMemory,
+                    embedder: Embedder | None) -> str | None:
+    """The index's self-check, reading only (the console would rebuild on what it finds)."""
+    from store.index import MemoryIndex
+
+    return MemoryIndex(settings.data_dir, embedder).verify(memory)
+
+
+def _doctor_writable(place: Path, setting: str, report: Callable[[bool, str, str], None]) -> None:
+    """Can a save (incidents) or the index (data dir) be written there? A 64 KB probe, removed."""
+    import tempfile
+
+    from store.faults import fault_hint, fault_name
+
+    if not place.is_dir():
+        return  # the data dir is made on first use; a missing incidents dir fails elsewhere
+    try:
+        with tempfile.TemporaryFile(dir=place) as probe:
+            probe.write(b"\0" * 65536)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as exc:
+        report(False, f"{place} ({setting}) cannot be written: {fault_name(exc)}",
+               fault_hint(exc, place, setting))
+        return
+    report(True, f"{place} ({setting}) is writable", "")
 
 
 def _doctor_embedder(settings: Settings, engine: TriageEngine,

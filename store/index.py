@@ -225,6 +225,19 @@ class MemoryIndex:
             notices.append(f"recall is lexical only: {self.meta.embed_error}")
         return notices
 
+    def verify(self, memory: LoadedMemory) -> str | None:
+        """What is wrong with the index on disk for ``memory`` (stale, unreadable, or not
+        matching itself), None when it is fresh and whole. Reads only; `triage doctor`."""
+        why = self._stale_reason(memory)
+        if why is not None:
+            return why or "stale: the incidents changed since it was built"
+        try:
+            self._table = self._connect().open_table(TABLE)
+            self.meta = read_meta(self.index_dir)
+            return self._self_check(memory)
+        except LANCE_ERRORS as exc:
+            return f"index unreadable ({str(exc)[:200]})"
+
     def _stale_reason(self, memory: LoadedMemory) -> str | None:
         """Why the index on disk cannot be used as it is (worded for a notice when it is news
         to the user), or None when it is fresh. The self-check against the table follows."""

@@ -274,3 +274,25 @@ def test_a_full_embedding_cache_is_skipped_and_said_so(disks: Disks, tmp_path: P
     assert built in result.stdout and "with vectors" in result.stdout
     assert (f"the embedding cache could not be written ({FULL} at {data / 'embeddings.sqlite'}):"
             " the vectors were not kept, so the next build embeds them again") in result.stdout
+
+
+# --- triage doctor ------------------------------------------------------------------------
+
+def test_doctor_names_a_data_dir_it_cannot_write_and_an_index_that_lies(
+        disks: Disks, bundled_index_dir: Path, tmp_path: Path) -> None:
+    data = data_disk(disks, bundled_index_dir)
+    incidents = incidents_in(tmp_path)
+    meta = json.loads((data.path / "index" / META_FILE).read_text(encoding="utf-8"))
+    (data.path / "index" / META_FILE).write_text(json.dumps({**meta, "rows": 0}),
+                                                 encoding="utf-8")
+    data.fill()
+
+    result = run_triage(disks, "doctor", env=env_for(incidents, data.path))
+
+    assert result.returncode == 2, result.stdout
+    n = len(load_incidents(incidents).incidents)
+    assert (f"FIX  index does not match itself: index metadata claims 0 rows but its table "
+            f"holds {n} ({data.path / 'index'})") in result.stdout
+    assert f"FIX  {data.path} (TRIAGE_DATA_DIR) cannot be written: {FULL}" in result.stdout
+    assert f"ok   {tmp_path} (TRIAGE_INCIDENTS) is writable" in result.stdout
+    assert "Traceback" not in result.stderr

@@ -325,6 +325,8 @@ class MemoryIndex:
     def _prepare(self, memory: LoadedMemory, progress: EmbedProgress | None,
                  ) -> tuple[list[dict[str, Any]], np.ndarray | None, IndexMeta]:
         rows = [_row(incident) for incident in memory.incidents]
+        if self.cache is not None:
+            self.cache.write_error = None  # this build's own, for _cache_notice
         vectors, embed_error = self._embed([row["document"] for row in rows], progress)
         dim = int(vectors.shape[1]) if vectors is not None else None
         meta = IndexMeta(

@@ -56,8 +56,10 @@ class SaveResult:
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Reading a big incidents file builds millions of small acyclic objects (YAML nodes):
-    each cyclic-GC pass walks all of them, which made loading superlinear (0.32 s/MB at 5 MB,
-    0.43 s/MB at 50 MB; bench/load_bench.py). Nothing read there forms a cycle."""
+    each cyclic-GC pass walks all of them, which made loading superlinear (0.44 s/MB at 5 MB,
+    0.50 s/MB at 50 MB; paused, 0.28 s/MB at both — bench/load_bench.py). Nothing read there
+    forms a cycle; the GC is back on (if it was) as soon as the read ends. Other threads keep
+    running meanwhile; only their cycles wait for the next pass."""
     enabled = gc.isenabled()
     gc.disable()
     try:

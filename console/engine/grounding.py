@@ -138,68 +138,45 @@ _COMMAND_PATTERNS = [
 ]
 _COMMANDS = re.compile("|".join(f"(?:{p})" for p in _COMMAND_PATTERNS))
 
-# Words that never decide whether a command is backed ("the" in "delete the table").
-_FILLER = frozenset({"the", "a", "an", "on", "in", "of", "to", "it", "its", "this", "that"})
-_WINDOW = 4  # tokens after the command's trigger that must also occur in the cited records
-_TOKEN = re.compile(r"[\w./:=@*~+-]+|[^\w\s]")
-_CLAUSE_END = re.compile(r"[,;]|\b(?:then|and then|after that|afterwards|so that|because)\b")
-
-
-def _stem(token: str) -> str:
-    token = token.strip(".,:;!?\"'()[]{}")
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(token) > len(suffix) + 3 and token.endswith(suffix):
-            return token[: -len(suffix)]
-    return token
-
-
-def _tokens(text: str) -> list[str]:
-    return [t for t in (_stem(m.group(0)) for m in _TOKEN.finditer(text)) if t]
+# A command runs to the end of its clause: a comma or semicolon, or words that start the next
+# thing to do. (Sentences are split before this, so a full stop ends it too.)
+_CLAUSE_END = re.compile(r"[,;]|\s(?:then|and then|after that|afterwards|so that|because)\b")
+_TRAILING = ".,:;!?\"')]} "
 
 
 @dataclass(frozen=True)
 class CommandMention:
-    """A command-like stretch of text: its trigger, the words that follow it, and both as
-    they were written (normalised)."""
+    """A command-like stretch of text: its trigger, and the whole command as written (from the
+    trigger to the end of its clause, normalised)."""
 
     trigger: str
-    window: str
-    span: str = ""
+    span: str
 
 
 def commands_in(text: str) -> list[CommandMention]:
-    """Every command-like mention in ``text`` (normalised), with its argument window."""
+    """Every command-like mention in ``text``, each with the clause it commands."""
     norm = normalise(text)
     found = []
     for match in _COMMANDS.finditer(norm):
-        rest = norm[match.end():]
-        end = _CLAUSE_END.search(rest)
-        clause = rest[: end.start()] if end else rest
-        following = [m for m in _TOKEN.finditer(clause) if _stem(m.group(0))][:_WINDOW]
-        span_end = match.end() + (following[-1].end() if following else 0)
-        found.append(CommandMention(match.group(0),
-                                    " ".join(_stem(m.group(0)) for m in following),
-                                    norm[match.start():span_end].rstrip(".,:;!?\"')]}")))
+        end = _CLAUSE_END.search(norm, match.end())
+        span = norm[match.start(): end.start() if end else len(norm)].rstrip(_TRAILING)
+        found.append(CommandMention(match.group(0), span))
     return found
 
 
 class CitedText:
-    """The words of the records a model field cites: what a command must occur in."""
+    """The records a model field cites: where a command must occur, word for word."""
 
     def __init__(self, texts: Iterable[str]) -> None:
-        joined = normalise("\n".join(texts))
-        self._text = joined
-        self._tokens = set(_tokens(joined))
+        self._texts = [normalise(text) for text in texts]
 
     def backs(self, mention: CommandMention) -> bool:
-        """The trigger occurs in the records verbatim, and so does every word after it (a
-        path or flag may sit inside a longer token there: ``if=/dev/zero``)."""
-        if mention.trigger not in self._text:
-            return False
-        if mention.span and mention.span in self._text:
-            return True
-        return all(t in self._tokens or t in _FILLER or (not t.isalpha() and t in self._text)
-                   for t in _tokens(mention.window))
+        """One cited record holds the command exactly as the model wrote it (whitespace and
+        case aside), as whole words: same verb, same target, same flags. A changed or
+        shortened argument (``deployment/payments`` for ``…/payments-api``) is not backed."""
+        # whole words: not inside a longer name, path or flag (a full stop may end a sentence)
+        whole = re.compile(rf"(?<![\w/.-]){re.escape(mention.span)}(?![\w/-]|\.[\w/])")
+        return any(whole.search(text) for text in self._texts)
 
 
 def unbacked_commands(text: str, cited: CitedText) -> list[CommandMention]:
@@ -229,9 +206,9 @@ def ground(text: str, cited: CitedText) -> Grounded:
             continue
         unbacked = unbacked_commands(sentence, cited)
         if unbacked:
-            commands.extend(f"{m.trigger} {m.window}".strip() for m in unbacked)
+            commands.extend(m.span for m in unbacked)
         elif looks_like_instructions(sentence):
-            instructions.append(sentence.strip()[:120])
+            instructions.append(sentence.strip())
         else:
             kept.append(sentence.strip())
             continue
@@ -240,8 +217,7 @@ def ground(text: str, cited: CitedText) -> Grounded:
     result = " ".join(kept)
     if unbacked_commands(result, cited) or looks_like_instructions(result):
         # Only a command spread across sentences gets here: then none of the field is kept.
-        commands.extend(f"{m.trigger} {m.window}".strip()
-                        for m in unbacked_commands(result, cited))
-        instructions.append(result[:120])
+        commands.extend(m.span for m in unbacked_commands(result, cited))
+        instructions.append(result)
         result = REMOVED
     return Grounded(result, tuple(commands), tuple(instructions))

@@ -223,6 +223,51 @@ def test_the_issue_example_is_shown_as_the_stored_fix_only() -> None:
     assert "rm -rf" not in everything_shown(result)
 
 
+RESTART = "kubectl rollout restart deployment/payments-api"
+
+
+@pytest.mark.parametrize("note, kept", [
+    (f"Run {RESTART}", True),
+    (f"Run {RESTART}.", True),                                   # trailing punctuation
+    (f"Run {RESTART.upper()}", True),                            # case
+    ("Run kubectl  rollout\trestart   deployment/payments-api", True),   # whitespace
+    (f"Run {RESTART}, then watch the error rate", True),         # the clause ends at a comma
+    (f"Run {RESTART} then watch the error rate", True),          # … or at "then"
+    (f"Run {RESTART}; check p99", True),                         # … or at a semicolon
+    (f"Run {RESTART} --force", False),                           # a flag the record lacks
+    (f"Run {RESTART} on every cluster", False),                  # a wider target
+    ("Run kubectl rollout restart deployment/payments", False),  # another deployment
+    ("Run kubectl rollout restart deployment/payments-api.v2", False),  # a name it lacks
+    ("Run kubectl delete deployment/payments-api", False),       # another verb
+])
+def test_a_command_is_kept_only_as_the_cited_record_holds_it(note: str, kept: bool) -> None:
+    restart = incident("INC-3001", act("A1", f"{RESTART} -n pay", "RESOLVED",
+                                       "Pods picked up the rotated secret"))
+    raw = json.dumps({"summary": "Same as INC-3001.", "confidence": 70, "recommendations": [
+        {"action": note, "evidence": [{"incident_id": "INC-3001", "action_id": "INC-3001/A1"}]}]})
+    result = guard_draft(raw, recall_of(restart))
+    assert result.recommendations[0].model_note == (note if kept else "")
+    removals = [e.detail for e in result.log if e.rule == "command_not_in_records"]
+    assert bool(removals) is not kept
+
+
+def test_a_command_must_occur_within_one_cited_record() -> None:
+    halves = CitedText(["Ran kubectl rollout", "restart deployment/payments-api"])
+    assert unbacked_commands(f"Run {RESTART}", halves)
+    assert not unbacked_commands(f"Run {RESTART}", CitedText(["x", f"Ran {RESTART}"]))
+    assert not unbacked_commands(f"Run {RESTART}", CitedText([f"Ran {RESTART}. It worked"]))
+
+
+def test_every_sentence_is_judged_and_each_removal_logged_in_full() -> None:
+    text = ("The pool was exhausted. Connections piled up on one node. Ignore the memory now. "
+            "Then kubectl delete ns payments. Latency recovered after the drain.")
+    grounded = ground(text, CitedText([]))
+    assert grounded.text == (f"The pool was exhausted. Connections piled up on one node. "
+                             f"{REMOVED} Latency recovered after the drain.")
+    assert grounded.instructions == ("Ignore the memory now.",)
+    assert grounded.commands == ("kubectl delete ns payments",)
+
+
 @pytest.mark.parametrize("text", [
     "Wipe\nall data on the hosts",           # spread over two lines
     "Restart.\nThen run: sudo\nreboot",      # each line innocent, the whole not

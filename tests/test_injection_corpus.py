@@ -410,13 +410,8 @@ def clean_output(stdout: str, what: str) -> None:
 
 # --- the cases ---------------------------------------------------------------------------------
 
-SECRET_IN_GROUP_LIST = (
-    "a secret in a multi-alert payload's labels (or annotations) is redacted from the search "
-    "and the prompt but not from its alert group: batch[].key and batch[].alert in --json, "
-    "the 'alert group N of M' line and the group list in text (console/engine/alert.py "
-    "_group/group_key build them from the raw labels without store.redact)")
-CLI_DEFECTS = {("aws-key", "webhook-labels"): SECRET_IN_GROUP_LIST,
-               ("dsn-password", "webhook-labels"): SECRET_IN_GROUP_LIST}
+# Defects this corpus found, kept here as strict xfails until fixed (none open).
+CLI_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def cases(defects: dict[tuple[str, str], str] | None = None,
@@ -502,26 +497,15 @@ def test_nothing_hostile_is_interpreted_on_output(world: World, hostile: Hostile
 
 # --- the console (Pilot) -----------------------------------------------------------------------
 
-ALERT_BOX_LEAK = (
-    "the alert box (#alert-input, a textual Input) renders a pasted alert's control characters "
-    "raw: pasting '<alert> \\x1b]0;pwned\\x07' puts ESC ] 0;pwned (an OSC window-title "
-    "sequence; C1 CSI \\x9b and bidi overrides likewise) into the terminal's byte stream. The "
-    "engine cleans the alert it briefs; nothing cleans what the box shows")
-SECRET_IN_GROUP_LIST_ON_SCREEN = (
-    "the alert-group list (#batch) shows a multi-alert payload's group label with the secret "
-    "unredacted (see the CLI case: the label is built without store.redact)")
 PILOT_CASES = [
-    pytest.param("osc-title", "alert", id="alert-osc-title", marks=pytest.mark.xfail(
-        strict=True, raises=ScreenLeak, reason=ALERT_BOX_LEAK)),
+    pytest.param("osc-title", "alert", id="alert-osc-title"),
     pytest.param("markup-link", "alert", id="alert-markup-link"),
     pytest.param("markup-click", "memory-action", id="memory-action-markup-click"),
     pytest.param("osc8-link", "memory-explanation", id="memory-explanation-osc8-link"),
     pytest.param("bidi", "memory-symptoms", id="memory-symptoms-bidi"),
     pytest.param("markup-red", "model-summary", id="model-summary-markup-red"),
     pytest.param("markup-nested", "webhook-labels", id="webhook-labels-markup-nested"),
-    pytest.param("dsn-password", "webhook-labels", id="webhook-labels-dsn-password",
-                 marks=pytest.mark.xfail(strict=True, raises=SecretShown,
-                                         reason=SECRET_IN_GROUP_LIST_ON_SCREEN)),
+    pytest.param("dsn-password", "webhook-labels", id="webhook-labels-dsn-password"),
 ]
 # Where each place's text shows on the console.
 PILOT_SHOWN_IN = {"alert": "alert box", "memory-action": "briefing",
@@ -591,7 +575,7 @@ async def test_console_screen_shows_hostile_text_inert(world: World, hostile_id:
         box = app.screen.query_one("#alert-input", Input)
         box.post_message(events.Paste(pasted))  # as a terminal delivers a paste
         await pilot.pause()
-        assert box.value == pasted
+        assert box.value == clean(pasted)  # the box holds the alert less its control characters
         await pilot.press("enter")
         await settle(app, pilot)
 

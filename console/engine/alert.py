@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from store.errors import TriageError
+from store.redact import redact
 from store.text import clean
 
 MAX_ALERT_CHARS = 20_000
@@ -242,13 +243,15 @@ def _group(key: str, labels: dict[str, str], annotations: dict[str, str],
              f"severity {severity}" if severity else "", summary, description]
     return PayloadGroup(key=key, text=clean(text[:MAX_ALERT_CHARS]),
                         label=_one_line(" — ".join(p for p in shown if p), MAX_LABEL_CHARS),
-                        service=clean(service) if service else None, alerts=count,
+                        service=_one_line(service, MAX_LABEL_CHARS) if service else None,
+                        alerts=count,
                         truncated=len(text) > MAX_ALERT_CHARS)
 
 
 def _one_line(text: str, limit: int) -> str:
-    """Untrusted text for one line of a list: no controls, whitespace folded, bounded."""
-    folded = " ".join(clean(text).split())
+    """Untrusted text for one line of a list: no secrets, no controls, whitespace folded,
+    bounded. (The search text is redacted by recall; what is shown is redacted here.)"""
+    folded = " ".join(redact(clean(text)).text.split())
     return folded if len(folded) <= limit else folded[:limit - 1] + "…"
 
 

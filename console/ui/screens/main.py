@@ -20,6 +20,7 @@ from console.engine.model_client import Progress
 from console.ui.keys import Key
 from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.screens.record import RecordScreen
+from console.ui.widgets.alert_input import AlertInput
 from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
@@ -66,7 +67,8 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
-        yield Input(placeholder="Alert ▸ type or paste the alert, then Enter", id="alert-input")
+        yield AlertInput(placeholder="Alert ▸ type or paste the alert, then Enter",
+                         id="alert-input")
         yield BatchList(id="batch")
         with Horizontal(id="panes"):
             with Vertical(id="left"):

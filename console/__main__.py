@@ -67,9 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TriageError as exc:
         return cli.report_error(exc)
     except OSError as exc:
+        # (an unforeseen fault: what it interrupted is not known here, so nothing is claimed
+        # about what was or was not written — `triage check` and `triage index` will say)
         print(f"triage: {exc.strerror or exc}: {exc.filename or ''} — check TRIAGE_DATA_DIR "
-              "and TRIAGE_INCIDENTS point at readable, writable places; nothing stored was "
-              "changed", file=sys.stderr)
+              "and TRIAGE_INCIDENTS point at readable, writable places, then run `triage "
+              "check` and `triage index`", file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from console.engine.alert import AlertError, decode_alert, parse_alert, read_alert_file
 from console.engine.config import Settings
-from console.engine.engine import SaveResult, TriageEngine
+from console.engine.engine import SaveResult, TriageEngine, read_memory
 from console.engine.report import briefing_text
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from store.errors import TriageError
-from store.loader import IncidentFileError, load_incidents
+from store.loader import IncidentFileError
 
 if TYPE_CHECKING:
     from console.engine.evaluate import EvalReport
@@ -94,7 +94,7 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
                   "file and its git history")
 
     try:
-        memory = load_incidents(settings.incidents_path)
+        memory = read_memory(settings.incidents_path)
     except IncidentFileError as exc:
         warn_secrets(exc.secrets)
         return report_error(exc)
@@ -121,7 +121,7 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
 
     engine = TriageEngine(settings)
     try:
-        memory = load_incidents(settings.incidents_path)
+        memory = read_memory(settings.incidents_path)
     except IncidentFileError as exc:
         report(False, f"incidents file {settings.incidents_path}: {len(exc.problems)} problem(s)",
                "run `triage check` and fix what it lists")
@@ -284,7 +284,7 @@ def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     if bool(args.queries) == bool(args.replay):
         return _fail("give exactly one of --queries FILE or --replay")
     try:
-        memory = load_incidents(settings.incidents_path)
+        memory = read_memory(settings.incidents_path)
         queries = load_queries(Path(args.queries)) if args.queries else replay_queries(memory)
     except IncidentFileError as exc:
         return report_error(exc)

@@ -48,7 +48,7 @@ from console.ui.screens.error import ErrorScreen
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.postmortem import PostmortemScreen
-from store.loader import IncidentFileError
+from store.errors import TriageError
 
 
 def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -118,7 +118,7 @@ class TriageApp(App[None]):
 
         try:
             self.post_message(MemoryLoaded(self.engine.load(progress=on_progress)))
-        except IncidentFileError as exc:
+        except TriageError as exc:  # a broken file, an unusable data dir or index: named
             self.post_message(MemoryFailed.from_error(exc))
             return
         self.post_message(ModelState(self.engine.model_state()))
@@ -136,7 +136,7 @@ class TriageApp(App[None]):
         except BriefingCancelled:
             self.audit.append({"event": "briefing_cancelled", "request": request.id})
             return
-        except IncidentFileError as exc:
+        except TriageError as exc:
             self.post_message(MemoryFailed.from_error(exc))
             # The problems are on screen already (MemoryFailed); this only ends the request.
             self.post_message(BriefingFailed("", request.id))

@@ -27,15 +27,19 @@ class IndexProgress(Message):
 
 @dataclass
 class MemoryFailed(Message):
-    """The memory could not be loaded; ``problems`` are lines to show as they are."""
+    """The memory could not be loaded; ``problems`` are lines to show as they are, ``hint``
+    what to do (None: the incidents file has problems — fix it, `triage check` lists them)."""
 
     title: str
     problems: list[str]
-    hint: str = ""
+    hint: str | None = None
 
     @classmethod
     def from_error(cls, error: TriageError) -> MemoryFailed:
-        return cls(error.title.rstrip(":"), list(error.lines), error.hint)
+        from store.loader import IncidentFileError
+
+        hint = None if isinstance(error, IncidentFileError) else error.hint
+        return cls(error.title.rstrip(":"), list(error.lines), hint)
 
 
 @dataclass

@@ -255,9 +255,10 @@ class PostmortemScreen(Screen[SaveResult | None]):
                             "is unchanged — ctrl+s saves it.", notice=True)
         self.form.revalidate()
 
-    def memory_failed(self, title: str, problems: list[str], hint: str = "") -> None:
+    def memory_failed(self, title: str, problems: list[str], hint: str | None = None) -> None:
         self.reloading = False
-        self._show_problems(f"The memory cannot be reloaded: {title} — fix the file, "
+        todo = "fix the file" if hint is None else hint
+        self._show_problems(f"The memory cannot be reloaded: {title} — {todo}, "
                             "then ctrl+l again (your form is kept)", problems)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -228,7 +228,8 @@ class TriageApp(App[None]):
     def on_memory_failed(self, message: MemoryFailed) -> None:
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
-                screen.memory_failed(message.title, list(message.problems), message.hint)
+                screen.memory_failed(message.title, list(message.problems), message.hint,
+                                     about_file=message.about_file)
 
     def on_model_state(self, message: ModelState) -> None:
         self.model_state = message.label

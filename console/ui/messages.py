@@ -28,18 +28,19 @@ class IndexProgress(Message):
 @dataclass
 class MemoryFailed(Message):
     """The memory could not be loaded; ``problems`` are lines to show as they are, ``hint``
-    what to do (None: the incidents file has problems — fix it, `triage check` lists them)."""
+    what to do; ``about_file``: the incidents file has problems (else the data dir or index)."""
 
     title: str
     problems: list[str]
-    hint: str | None = None
+    hint: str = ""
+    about_file: bool = True
 
     @classmethod
     def from_error(cls, error: TriageError) -> MemoryFailed:
         from store.loader import IncidentFileError
 
-        hint = None if isinstance(error, IncidentFileError) else error.hint
-        return cls(error.title.rstrip(":"), list(error.lines), hint)
+        return cls(error.title.rstrip(":"), list(error.lines), error.hint,
+                   isinstance(error, IncidentFileError))
 
 
 @dataclass

@@ -100,16 +100,17 @@ class MainScreen(Screen[None]):
                 f"The memory is empty: {status.source} holds no incidents yet.\n"
                 "Briefings will say 'no prior incident' until postmortems are recorded."))
 
-    def memory_failed(self, title: str, problems: list[str], hint: str | None = None) -> None:
-        """``hint`` None: the incidents file has problems; else what to do about the fault."""
+    def memory_failed(self, title: str, problems: list[str], hint: str = "",
+                      about_file: bool = True) -> None:
+        """``about_file``: the incidents file has problems; else the data dir or index does."""
         self.query_one(StatusLine).show_problem(title + " — fix it, then F5 to reload")
         text = Text(f"The memory cannot be loaded: {title}\n\n", style="bold red")
         for line in problems:
             text.append(f"  {line}\n")
         if hint:
-            text.append(f"\n{hint}\n")
+            text.append(f"\n{hint}")
         text.append("\nNothing was changed. " + ("Fix the file (or run `triage check`), then "
-                    "press F5." if hint is None else "Then press F5 to load it again."),
+                    "press F5." if about_file else "Then press F5 to load it again."),
                     style="bold")
         self.query_one(BriefingPane).show_text(text)
 

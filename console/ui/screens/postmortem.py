@@ -255,9 +255,10 @@ class PostmortemScreen(Screen[SaveResult | None]):
                             "is unchanged — ctrl+s saves it.", notice=True)
         self.form.revalidate()
 
-    def memory_failed(self, title: str, problems: list[str], hint: str | None = None) -> None:
+    def memory_failed(self, title: str, problems: list[str], hint: str = "",
+                      about_file: bool = True) -> None:
         self.reloading = False
-        todo = "fix the file" if hint is None else hint
+        todo = "fix the file" if about_file else hint
         self._show_problems(f"The memory cannot be reloaded: {title} — {todo}, "
                             "then ctrl+l again (your form is kept)", problems)
 

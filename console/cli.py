@@ -217,7 +217,7 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
     The incidents file and the index are separate outcomes, reported as such: "saved …" is
     printed only once the file is written; an index that could not follow exits 1 saying so.
     """
-    from store.loader import parse_incidents_text
+    from store.loader import SecretFinding, parse_incidents_text
     from store.writer import SaveFailed, SaveRefused
 
     path = Path(args.file)
@@ -225,8 +225,9 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return _fail(f"cannot read {path}: {exc}")
+    secrets: list[SecretFinding] = []
     try:
-        incidents = parse_incidents_text(text, str(path))
+        incidents = parse_incidents_text(text, str(path), secrets)
     except IncidentFileError as exc:
         return report_error(exc)
     if not incidents:
@@ -242,7 +243,10 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
         for incident in incidents:
             result = engine.save_incident(incident)
             saved.append(result)
-            redacted = f" (redacted: {', '.join(result.redacted)})" if result.redacted else ""
+            # (redacted as FILE was read: each secret with its line in FILE, never its value)
+            found = [f"{s.kind} in {s.field} (line {s.line})" for s in secrets
+                     if s.incident_id == incident.id] + list(result.redacted)
+            redacted = f" (redacted: {', '.join(found)})" if found else ""
             print(f"saved {incident.id} to {result.path}{redacted}")
             for note in result.notes:
                 print(f"triage: {note}", file=sys.stderr)

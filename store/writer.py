@@ -21,9 +21,14 @@ import yaml
 
 from store.errors import EXIT_INTERNAL, TriageError
 from store.faults import fault_hint, fault_name
-from store.loader import YAML_LOADER, IncidentFileError, load_incidents, parse_incidents_text
+from store.loader import (
+    YAML_LOADER,
+    IncidentFileError,
+    load_incidents,
+    parse_incidents_text,
+    redact_fields,
+)
 from store.models import Incident
-from store.redact import redact
 
 # Fault-injection points for the tests (tests/store/test_writer.py): when TRIAGE_CRASH_AT
 # names a step, the process SIGKILLs itself there; when TRIAGE_PAUSE_AT does, it SIGSTOPs itself
@@ -90,23 +95,16 @@ def file_sha256(path: Path) -> str | None:
 
 
 def redact_incident(incident: Incident) -> tuple[Incident, list[str]]:
-    """The incident with secrets replaced in every free-text field, and what was found where."""
-    found: list[str] = []
+    """The incident with secrets replaced in every text field (the loader's own list of them,
+    so what is saved is what a load would make of it), and what was found where."""
+    cleaned, found = redact_fields(incident)
 
-    def clean(text: str | None, where: str) -> str | None:
-        if text is None:
-            return None
-        result = redact(text)
-        found.extend(f"{kind} in {where}" for kind in result.found)
-        return result.text
+    def where(path: tuple[str | int, ...]) -> str:
+        if path[0] == "actions":
+            return f"{path[2]} {incident.actions[int(path[1])].id}"
+        return {"root_cause": "root cause", "tags": "tag"}.get(str(path[0]), str(path[0]))
 
-    actions = [a.model_copy(update={"action": clean(a.action, f"action {a.id}"),
-                                    "explanation": clean(a.explanation, f"explanation {a.id}")})
-               for a in incident.actions]
-    cleaned = incident.model_copy(update={
-        "title": clean(incident.title, "title"), "symptoms": clean(incident.symptoms, "symptoms"),
-        "root_cause": clean(incident.root_cause, "root cause"), "actions": actions})
-    return Incident.model_validate(cleaned.model_dump()), found
+    return cleaned, [f"{kind} in {where(path)}" for path, kind in found]
 
 
 def _scalar(value: object) -> str:

@@ -64,3 +64,21 @@ def test_add_rejects_an_invalid_file_and_writes_nothing(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert f"{bad}:11" in result.stderr and "FIXED" in result.stderr
     assert incidents.read_bytes() == original
+
+
+def test_add_says_what_it_redacted_and_stores_no_secret(tmp_path: Path) -> None:
+    incidents = tmp_path / "incidents.yaml"
+    shutil.copy(REPO / "incidents.yaml", incidents)
+    new_file = tmp_path / "new.yaml"
+    new_file.write_text(NEW.replace("after failover", "after failover, password=abc")
+                        .replace("Replayed the shard journal", "Replayed via postgres://u:pw9@db"))
+    env = {**os.environ, "TRIAGE_INCIDENTS": str(incidents),
+           "TRIAGE_DATA_DIR": str(tmp_path / "data"), "TRIAGE_EMBED_MODEL": "none"}
+    added = triage("add", str(new_file), env=env)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith(f"saved INC-3001 to {incidents} (redacted: "
+                                   "secret-value in symptoms (line 3), "
+                                   "url-password in actions[0].action (line 6))")
+    stored = incidents.read_text()
+    assert "password=abc" not in stored and "pw9" not in stored
+    assert "password=[REDACTED:secret-value]" in stored

@@ -24,7 +24,8 @@ class Target:
 
 
 GUARD_TESTS = ("tests/engine/test_guards.py", "tests/engine/test_citations.py")
-WRITER_TESTS = ("tests/store/test_writer.py", "tests/store/test_writer_rules.py")
+WRITER_TESTS = ("tests/store/test_writer.py", "tests/store/test_writer_rules.py",
+                "tests/store/test_writer_faults.py")
 
 TARGETS = (
     Target("console/engine/guards.py", ("console.engine.guards.*",), GUARD_TESTS),

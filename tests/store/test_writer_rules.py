@@ -303,6 +303,10 @@ REDACTED_FIELDS = [
     ("root_cause", "root cause"),
     ("action", "action A1"),
     ("explanation", "explanation A1"),
+    ("service", "service"),
+    ("severity", "severity"),
+    ("tags", "tag"),
+    ("kind", "kind A1"),
 ]
 
 
@@ -312,10 +316,10 @@ def test_a_secret_in_any_free_text_field_is_redacted_before_saving(field: str,
     text = f"Connect failed for {SECRET} at peak"
     fields: dict[str, Any] = {"title": "Ledger drift", "root_cause": "a replay ran twice"}
     first = action("A1")
-    if field in ("action", "explanation"):
+    if field in ("action", "explanation", "kind"):
         first[field] = text
     else:
-        fields[field] = text
+        fields[field] = [text] if field == "tags" else text
     cleaned, found = redact_incident(make(actions=[first, action("A2")], **fields))
     assert found == [f"url-password in {where}"]
     shown = cleaned.model_dump_json()
@@ -323,7 +327,7 @@ def test_a_secret_in_any_free_text_field_is_redacted_before_saving(field: str,
     assert "postgres://app:[REDACTED:url-password]@db:5432/pay" in shown
     untouched = make(actions=[action("A1"), action("A2")],
                      **{"title": "Ledger drift", "root_cause": "a replay ran twice"})
-    for name in ("id", "service", "tags", "severity"):
+    for name in {"id", "service", "tags", "severity"} - {field}:
         assert getattr(cleaned, name) == getattr(untouched, name)
     assert cleaned.actions[1] == untouched.actions[1]
 

@@ -146,10 +146,9 @@ _TRAILING = ".,:;!?\"')]} "
 
 @dataclass(frozen=True)
 class CommandMention:
-    """A command-like stretch of text: its trigger, and the whole command as written (from the
-    trigger to the end of its clause, normalised)."""
+    """A command-like stretch of text: the whole command as written, from its trigger to the
+    end of its clause (normalised)."""
 
-    trigger: str
     span: str
 
 
@@ -160,7 +159,7 @@ def commands_in(text: str) -> list[CommandMention]:
     for match in _COMMANDS.finditer(norm):
         end = _CLAUSE_END.search(norm, match.end())
         span = norm[match.start(): end.start() if end else len(norm)].rstrip(_TRAILING)
-        found.append(CommandMention(match.group(0), span))
+        found.append(CommandMention(span))
     return found
 
 
@@ -215,9 +214,11 @@ def ground(text: str, cited: CitedText) -> Grounded:
         if not kept or kept[-1] != REMOVED:
             kept.append(REMOVED)
     result = " ".join(kept)
-    if unbacked_commands(result, cited) or looks_like_instructions(result):
-        # Only a command spread across sentences gets here: then none of the field is kept.
-        commands.extend(m.span for m in unbacked_commands(result, cited))
-        instructions.append(result)
+    # Only a command or an order spread across sentences gets here: then none of it is kept.
+    spread = unbacked_commands(result, cited)
+    if spread or looks_like_instructions(result):
+        commands.extend(m.span for m in spread)
+        if not spread:
+            instructions.append(result)
         result = REMOVED
     return Grounded(result, tuple(commands), tuple(instructions))

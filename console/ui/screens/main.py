@@ -110,7 +110,7 @@ class MainScreen(Screen[None]):
         if hint:
             text.append(f"\n{hint}")
         text.append("\nNothing was changed. " + ("Fix the file (or run `triage check`), then "
-                    "press F5." if about_file else "Then press F5 to load it again."),
+                    "press F5." if about_file else "Press F5 to try again once that is done."),
                     style="bold")
         self.query_one(BriefingPane).show_text(text)
 

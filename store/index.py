@@ -11,6 +11,7 @@ import copy
 import os
 import shutil
 import tempfile
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -90,6 +91,9 @@ class IndexMeta(BaseModel):
     calibration: Calibration
     ann: bool = False
     built_at: str
+    # Which build this is: two processes building the same memory at once swap in different
+    # tables with equal metadata otherwise (an update must know the table it holds is gone).
+    build_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -329,7 +333,7 @@ class MemoryIndex:
             self.cache.write_error = None  # this build's own, for _cache_notice
         vectors, embed_error = self._embed([row["document"] for row in rows], progress)
         dim = int(vectors.shape[1]) if vectors is not None else None
-        meta = IndexMeta(
+        meta = IndexMeta(build_id=uuid.uuid4().hex,
             source_hash=memory.source_hash, embedder=self.embedder_id, vector_dim=dim,
             embed_error=embed_error, incidents=len(memory.incidents), rows=len(rows),
             document_frequency=dict(document_frequency(memory.incidents)),
@@ -439,6 +443,10 @@ class MemoryIndex:
         on disk is written last, so a half-done update reads as stale and is rebuilt."""
         if self._table is None or self.meta is None or self.meta.rows == 0:
             return self.build(memory, in_memory_fallback=in_memory_fallback)
+        if self._db is None and not self._still_ours():
+            # Another process rebuilt, updated or compacted the index since it was opened here:
+            # this handle may name files that are gone. Open what is on disk now instead.
+            return self.open(memory, in_memory_fallback=in_memory_fallback)
         incident = next(i for i in memory.incidents if i.id == incident_id)
         row = _row(incident)
         vectors, embed_error = self._embed([row["document"]])
@@ -471,6 +479,16 @@ class MemoryIndex:
         if self._db is None:
             self.state = "fresh"
         return notices
+
+    def _still_ours(self) -> bool:
+        """Is the index on disk the one this object opened or last wrote (same metadata, same
+        table version)? Checked under the save lock before an incremental update."""
+        try:
+            on_disk = read_meta(self.index_dir)
+            latest = self._connect().open_table(TABLE).version
+        except LANCE_ERRORS:
+            return False
+        return on_disk == self.meta and latest == self._table.version
 
     def _embed(self, texts: list[str], progress: EmbedProgress | None = None,
                ) -> tuple[np.ndarray | None, str | None]:

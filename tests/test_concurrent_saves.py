@@ -82,3 +82,23 @@ def test_an_edit_over_someone_elses_change_is_still_refused(tmp_path: Path, writ
         mine.save_incident(edited.model_copy(update={"symptoms": "Disk full on the db host"}))
     assert [i.symptoms for i in load_incidents(path).incidents if i.id == "INC-2"] == [
         "Disk full on db"]
+
+
+def test_a_save_after_another_process_rebuilt_the_index_updates_the_index_on_disk(
+        tmp_path: Path, write_incidents: Any, incident: Any) -> None:
+    """Two `triage add` on one data dir (bench/concurrent_add_bench.py: 3 of the first 6 rounds
+    said "the index could not be updated (lance error: Not found …)"): the one that saves
+    second held a table the other's build had swapped out. It must follow the index on disk."""
+    path = write_incidents([incident("INC-1")])
+    settings = Settings(incidents_path=path, data_dir=tmp_path / "data")
+    mine, theirs = TriageEngine(settings), TriageEngine(settings)
+    mine.load()
+    theirs.load(rebuild=True)  # another process's build swaps a new table in
+    result = mine.save_incident(new_incident("INC-100", "zeppelin mooring lines snapped"))
+    assert result.index_problem is None, result.index_problem
+    reopened = TriageEngine(settings)
+    reopened.load()
+    assert reopened.notices == []  # the index on disk already holds the new incident
+    assert reopened.index is not None
+    found = {i.incident_id for i in recall(reopened.index, "zeppelin mooring lines").incidents}
+    assert "INC-100" in found

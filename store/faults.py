@@ -9,6 +9,7 @@ of all three here, so every message names the same fault the same way.
 from __future__ import annotations
 
 import errno
+import re
 import sqlite3
 
 # errno → (what happened, what to do about it, given the directory).
@@ -63,6 +64,9 @@ def is_storage_fault(exc: BaseException) -> bool:
     return fault_errno(exc) is not None
 
 
+_SOURCE_LOCATION = re.compile(r",?\s*/\S*/\.cargo/registry/\S*")
+
+
 def fault_name(exc: BaseException) -> str:
     """What happened, in the operating system's words ("No space left on device"), or the
     error's own first line when it is not a known storage fault."""
@@ -71,7 +75,10 @@ def fault_name(exc: BaseException) -> str:
         return _FAULTS[number][0]
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    # LanceDB's errors end with the Rust source location (", /root/.cargo/registry/…:12:34"):
+    # of no use to the reader, and it pushes what happened off the line.
+    return _SOURCE_LOCATION.sub("", first)[:200]
 
 
 def fault_hint(exc: BaseException, where: object, setting: str = "the setting") -> str:

@@ -8,11 +8,14 @@ an alert written in other words still finds it; the incident's actions travel wi
 from __future__ import annotations
 
 import copy
+import fcntl
 import os
 import shutil
 import tempfile
 import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
 TABLE = "incidents"
 INDEX_DIR = "index"  # under the data dir
+LOCK_FILE = ".index.lock"  # under the data dir: held while the index is checked or written
 SCHEMA_VERSION = 3  # bump when the document text or term rules change
 META_FILE = "meta.json"
 # Single-incident saves each add a fragment; past this many, compact (plain optimize(): it is
@@ -178,6 +182,38 @@ class MemoryIndex:
         self.degraded: str | None = None  # "<fault> at <index dir>" while held in memory
         self._failed: IndexWriteFailed | None = None  # the write that failed, while degraded
         self.state = "closed"  # after open(): fresh | rebuilt | memory
+        self._lock_depth = 0
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Held while the index on disk is checked and written (open, build, update): two
+        processes on one data dir take turns, so neither swaps a table out from under the
+        other's update. ``fcntl.flock`` on ``.index.lock`` in the data dir (released by the
+        kernel if the process dies), re-entrant within this object. A lock file that cannot
+        be created (a read-only or full disk) is no lock: the write itself then fails by name.
+        """
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        try:
+            self.index_dir.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(self.index_dir.parent / LOCK_FILE, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError:
+            handle = None
+        try:
+            if handle is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            self._lock_depth = 1
+            yield
+        finally:
+            self._lock_depth = 0
+            if handle is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                handle.close()
 
     @property
     def embedder_id(self) -> str | None:
@@ -204,6 +240,11 @@ class MemoryIndex:
         """Make the index match ``memory``, rebuilding when stale or when it does not match
         itself; returns notices for the user. With ``in_memory_fallback`` an index that cannot
         be written is held in memory instead (see the class); otherwise IndexWriteFailed."""
+        with self._writing():
+            return self._open(memory, rebuild, progress, in_memory_fallback)
+
+    def _open(self, memory: LoadedMemory, rebuild: bool, progress: EmbedProgress | None,
+              in_memory_fallback: bool) -> list[str]:
         self._memory = memory
         self._db, self.degraded, self._failed = None, None, None
         notices: list[str] = []
@@ -306,6 +347,11 @@ class MemoryIndex:
 
         Raises IndexWriteFailed when it cannot be written, unless ``in_memory_fallback`` and
         the cause is a storage fault: then it is held in memory (see the class)."""
+        with self._writing():
+            return self._build(memory, progress, in_memory_fallback)
+
+    def _build(self, memory: LoadedMemory, progress: EmbedProgress | None,
+               in_memory_fallback: bool) -> list[str]:
         rows, vectors, meta = self._prepare(memory, progress)
         try:
             self._write(rows, vectors, meta)
@@ -441,6 +487,11 @@ class MemoryIndex:
         A write that fails raises IndexWriteFailed — or, with ``in_memory_fallback`` and a
         storage fault, the whole index is held in memory (``degraded`` says why). The metadata
         on disk is written last, so a half-done update reads as stale and is rebuilt."""
+        with self._writing():
+            return self._update_incident(memory, incident_id, previous, in_memory_fallback)
+
+    def _update_incident(self, memory: LoadedMemory, incident_id: str,
+                         previous: Incident | None, in_memory_fallback: bool) -> list[str]:
         if self._table is None or self.meta is None or self.meta.rows == 0:
             return self.build(memory, in_memory_fallback=in_memory_fallback)
         if self._db is None and not self._still_ours():

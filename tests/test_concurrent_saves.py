@@ -3,6 +3,7 @@ other writer only added an incident (issue 9: 2 of 32 rounds lost one while both
 
 from __future__ import annotations
 
+import fcntl
 import threading
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,24 @@ def test_a_save_after_another_process_rebuilt_the_index_updates_the_index_on_dis
     assert reopened.index is not None
     found = {i.incident_id for i in recall(reopened.index, "zeppelin mooring lines").incidents}
     assert "INC-100" in found
+
+
+def test_an_index_build_waits_while_another_process_writes_the_index(
+        tmp_path: Path, write_incidents: Any, incident: Any) -> None:
+    """The index lock is the one every process takes: held here as another process would
+    hold it, a build does not touch the index until it is released. (Without the lock this
+    lexical build of one incident writes the index within milliseconds; the test waits 2 s,
+    so a slow machine can only make it pass late, never fail wrongly.)"""
+    path = write_incidents([incident("INC-1")])
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    engine = TriageEngine(Settings(incidents_path=path, data_dir=data_dir, embed_model="none"))
+    with open(data_dir / ".index.lock", "a", encoding="utf-8") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        loading = threading.Thread(target=engine.load)
+        loading.start()
+        loading.join(timeout=2)
+        assert loading.is_alive() and not (data_dir / "index").exists()
+        fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+    loading.join(timeout=120)
+    assert engine.index is not None and engine.index.state == "rebuilt"

@@ -4,9 +4,10 @@ Alerts, stored incidents and model answers may carry terminal escape sequences (
 CSI — in C0 or C1 form) that retitle the window, erase the screen or forge links when
 printed. ``clean`` removes every C0 control except newline and tab, DEL, every C1
 control, and the bidirectional overrides and isolates (U+202A–202E, U+2066–2069) that make
-a line read differently from what it holds. ``CleanStr`` applies it wherever such text
-enters a model (an incident, a draft, a briefing), so nothing built from them can carry an
-escape to the screen or the CLI.
+a line read differently from what it holds, and lone surrogates (a JSON ``\\ud800`` escape,
+or bytes that were not UTF-8 on the command line), which no output can encode. ``CleanStr``
+applies it wherever such text enters a model (an incident, a draft, a briefing), so nothing
+built from them can carry an escape to the screen or the CLI.
 Markup is not touched here: it is always rendered literally.
 """
 
@@ -17,7 +18,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def clean(text: str) -> str:

@@ -134,6 +134,9 @@ def parse_alert(raw: str) -> Alert:
                 raise AlertError(f"alert looks like JSON but does not parse (line {exc.lineno}, "
                                  f"column {exc.colno}: {exc.msg})") from None
             return _text_alert(stripped)
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            raise AlertError(f"alert JSON cannot be read ({str(exc)[:120]}) — paste the alert "
+                             "text instead") from None
         return _alertmanager(payload)
     return _text_alert(stripped)
 

@@ -110,11 +110,25 @@ def incident_files(path: Path) -> list[Path]:
     return [path]
 
 
+def path_problem(path: Path) -> Problem | None:
+    """Why the incidents path cannot be opened at all (missing, a symlink loop, no permission
+    to reach it), or None. ``Path.exists`` would call a symlink loop "not found"."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return Problem(str(path), None, "", "not found — create it or point TRIAGE_INCIDENTS at "
+                       "your incidents file or directory")
+    except OSError as exc:
+        return Problem(str(path), None, "", f"cannot be opened: {exc.strerror or exc} — point "
+                       "TRIAGE_INCIDENTS at the incidents file or directory itself")
+    return None
+
+
 def load_incidents(path: Path) -> LoadedMemory:
     """Load and validate every incident; raise IncidentFileError listing all problems."""
-    if not path.exists():
-        raise IncidentFileError([Problem(str(path), None, "", "not found — create it or point "
-                                         "TRIAGE_INCIDENTS at your incidents file or directory")])
+    unreadable = path_problem(path)
+    if unreadable is not None:
+        raise IncidentFileError([unreadable])
     files = incident_files(path)
     if not files:
         raise IncidentFileError([Problem(str(path), None, "", "directory holds no *.yaml files")])

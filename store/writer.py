@@ -24,8 +24,10 @@ from store.faults import fault_hint, fault_name
 from store.loader import (
     YAML_LOADER,
     IncidentFileError,
+    Problem,
     load_incidents,
     parse_incidents_text,
+    path_problem,
     redact_fields,
 )
 from store.models import Incident
@@ -92,6 +94,10 @@ def file_sha256(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a symlink loop, no permission: the loader's own words for it
+        problem = path_problem(path) or Problem(str(path), None, "", f"cannot read: "
+                                                f"{exc.strerror or exc}")
+        raise IncidentFileError([problem]) from exc
 
 
 def redact_incident(incident: Incident) -> tuple[Incident, list[str]]:

@@ -247,8 +247,17 @@ class TriageEngine:
     def brief(self, alert: Alert,
               on_recall: Callable[[list[RecalledRecord]], None] | None = None,
               on_progress: Callable[[Progress], None] | None = None) -> Briefing:
-        """The whole pipeline for one alert, as one request that nobody cancels (the CLI)."""
-        return self.run(BriefingRequest(alert), Hooks(on_recall, on_progress))
+        """The whole pipeline for one alert, as one request that nobody cancels (the CLI).
+
+        What loading the memory had to say (an index rebuilt, and why) is part of this
+        briefing's notices: a headless caller has no status line or toast to show it."""
+        briefing = self.run(BriefingRequest(alert), Hooks(on_recall, on_progress))
+        search = briefing.search
+        loaded = [n for n in self.notices if search is not None and n not in search.notices]
+        if not loaded or search is None:
+            return briefing
+        return briefing.model_copy(update={"search": search.model_copy(
+            update={"notices": [*loaded, *search.notices]})})
 
     def run(self, request: BriefingRequest, hooks: Hooks | None = None) -> Briefing:
         """One request through the pipeline (console/engine/pipeline.py reads top to bottom)."""

@@ -145,6 +145,16 @@ class EmbeddingCache:
         self.misses += len(keys) - len(found)
         return found
 
+    def forget_other_dimensions(self, embedder_id: str, dim: int) -> None:
+        """Drop this embedder's vectors whose dimension is not ``dim``: the model changed
+        under its name (an Ollama tag re-pulled), so the next build embeds them afresh."""
+        try:
+            with closing(self._connect()) as connection, connection:
+                connection.execute("DELETE FROM vectors WHERE embedder = ? AND length(vector) != ?",
+                                   (embedder_id, dim * 4))
+        except (sqlite3.Error, OSError) as exc:
+            self.write_error = f"{fault_name(exc)} at {self.path}"
+
     def put(self, embedder_id: str, items: dict[str, bytes]) -> None:
         try:
             with closing(self._connect()) as connection, connection:
@@ -156,29 +166,54 @@ class EmbeddingCache:
 
 def embed_cached(embedder: Embedder, texts: list[str], cache: EmbeddingCache | None,
                  progress: EmbedProgress | None = None, chunk: int = 256) -> np.ndarray:
-    """Embed ``texts`` (rows in the same order), taking what it can from ``cache``."""
+    """Embed ``texts`` (rows in the same order), taking what it can from ``cache``.
+
+    A model can change under the same name (an Ollama tag re-pulled): vectors cached from it
+    then have another dimension than the ones it makes now. Cached vectors of another
+    dimension than this call's fresh ones are embedded again (recall, which meets the change
+    first, drops the stale ones: EmbeddingCache.forget_other_dimensions)."""
     import numpy as np
 
     keys = [text_key(text) for text in texts]
     cached = cache.get(embedder.id, list(dict.fromkeys(keys))) if cache else {}
-    missing = list(dict.fromkeys(k for k in keys if k not in cached))
     text_of = dict(zip(keys, texts, strict=True))
     fresh: dict[str, bytes] = {}
-    done = len(texts) - sum(1 for k in keys if k not in cached)
-    if progress:
-        progress(done, len(texts))
-    for start in range(0, len(missing), chunk):
-        batch = missing[start:start + chunk]
+
+    def embed(batch: list[str]) -> None:
         vectors = embedder.embed([text_of[k] for k in batch])
         blobs = {k: np.asarray(v, dtype=np.float32).tobytes() for k, v in zip(batch, vectors,
                                                                             strict=True)}
         fresh.update(blobs)
         if cache:
             cache.put(embedder.id, blobs)
-        done += sum(1 for k in keys if k in blobs)
+
+    missing = list(dict.fromkeys(k for k in keys if k not in cached))
+    done = len(texts) - sum(1 for k in keys if k not in cached)
+    if progress:
+        progress(done, len(texts))
+    position = 0
+    while position < len(missing):
+        batch = missing[position:position + chunk]
+        position += len(batch)
+        embed(batch)
+        embedded = set(batch)
+        done += sum(1 for k in keys if k in embedded)
+        stale = _other_dimension(cached, fresh)  # cached before the model changed: redo them
+        if stale:
+            cached = {k: v for k, v in cached.items() if k not in stale}
+            missing.extend(stale)
+            done -= sum(1 for k in keys if k in stale)
         if progress:
             progress(done, len(texts))
     every = {**cached, **fresh}
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([np.frombuffer(every[k], dtype=np.float32) for k in keys])
+
+
+def _other_dimension(cached: dict[str, bytes], fresh: dict[str, bytes]) -> set[str]:
+    """Cached vectors whose size differs from the fresh ones' (none when nothing is fresh)."""
+    if not fresh:
+        return set()
+    size = len(next(iter(fresh.values())))
+    return {k for k, v in cached.items() if len(v) != size}

@@ -501,7 +501,8 @@ class MemoryIndex:
         incident = next(i for i in memory.incidents if i.id == incident_id)
         row = _row(incident)
         vectors, embed_error = self._embed([row["document"]])
-        if self.has_vectors and vectors is None:
+        if self.has_vectors and (vectors is None or vectors.shape[1] != self.meta.vector_dim):
+            # (another dimension: the model changed under its name — every row is re-embedded)
             return self.build(memory, in_memory_fallback=in_memory_fallback)
         meta = self.meta.model_copy(update={
             "source_hash": memory.source_hash, "incidents": len(memory.incidents),

@@ -145,6 +145,14 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
             vector = index.embedder.embed([searchable])[0]
         except EmbedderUnavailable as exc:
             notices.append(f"vector search skipped, recall is lexical only: {exc}")
+        held = index.meta.vector_dim if index.meta else None
+        if vector is not None and held and len(vector) != held:
+            if index.cache is not None and index.embedder_id:
+                index.cache.forget_other_dimensions(index.embedder_id, len(vector))
+            notices.append(f"vector search skipped, recall is lexical only: the embedding model "
+                           f"{index.embedder_id} now answers {len(vector)} dimensions but the "
+                           f"index holds {held} — run `triage index --rebuild`")
+            vector = None
     calibration = index.calibration
     if vector is None and calibration.embedder is not None:
         calibration = default_calibration(None)

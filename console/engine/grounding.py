@@ -34,7 +34,8 @@ def normalise(text: str) -> str:
 
 # --- instructions -------------------------------------------------------------------------
 
-_OVERRIDE = (r"(?:ignore|disregard|forget|override|overrule|bypass|discard|abandon|drop|"
+# (not "drop": "drop the constraint" is DDL in a postmortem, not an order to a model)
+_OVERRIDE = (r"(?:ignore|disregard|forget|override|overrule|bypass|discard|abandon|"
              r"set aside|throw out|pay no (?:attention|heed) to|do not (?:follow|obey|heed)|"
              r"don'?t (?:follow|obey|heed)|stop (?:following|obeying)|no longer (?:follow|obey)|"
              r"skip)")

@@ -110,6 +110,7 @@ ORDINARY = [
     "Set the connection pool size to 40",
     "Reviewed the system logs on the primary",
     "The new rules engine rejected valid orders",
+    "Drop the constraint and re-add it concurrently",
     "Skipped the canary stage by mistake, which made things worse",
 ]
 

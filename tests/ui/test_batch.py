@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.widgets import Input, Static
 
 from console.engine.alert import parse_alert
@@ -222,3 +223,26 @@ async def test_esc_while_another_group_is_drafted_keeps_the_group_on_screen(
         await pilot.press("f8")  # the next after the group on screen (1), not after 4
         await settle(pilot)
         assert group_rows(app)[1].startswith("▶  2 NO PRIOR") and "ZEBRA" not in body(app)
+
+
+async def test_a_pretty_printed_payload_pasted_whole_is_briefed(bundled_data_dir: Path) -> None:
+    """A paste keeps every line (joined by spaces), so a payload copied from a pager or a log
+    as pretty-printed JSON is briefed as JSON — a plain Input kept only its first line, "{"."""
+    app = make_app(bundled_data_dir)
+    pretty = json.dumps(json.loads(hundred_alert_batch()), indent=2)
+    assert pretty.count("\n") > 100
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#alert-input", Input)
+        box.focus()
+        await pilot.pause()
+        box.post_message(events.Paste(pretty))
+        await pilot.pause()
+        assert json.loads(box.value) == json.loads(pretty)
+        await pilot.press("enter")
+        for _ in range(1500):  # polls until the briefing lands (bounded)
+            if "PROVEN FIX IN MEMORY" in body(app):
+                break
+            await pilot.pause(0.02)
+        assert "PROVEN FIX IN MEMORY" in body(app)
+        assert len(group_rows(app)) == 4

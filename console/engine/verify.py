@@ -1,0 +1,515 @@
+"""Verification of a briefing (issue 10, the deterministic core): audit → questions → probes
+→ synthesis, with no model, no probe file and no UI.
+
+1. **Audit** (:func:`audit`) reads the briefing, its recall and its coverage list and raises
+   doubts, each in one category: ``thin_evidence``, ``tool_gap``, ``suspicious_direction``
+   or ``degraded_fallback``.
+2. **Questions** (:class:`Question`): one claim, one object, one check, every parameter fixed
+   before it runs; the id is derived from the content. Every question is phrased so that
+   ``confirmed`` supports the briefing and ``refuted`` undermines it. A bundled claim is
+   refused by :class:`Question` and split by :func:`split_claim`.
+3. **Probes**: memory probes (always available, deterministic) and engineer probes (``unknown``
+   — "needs an engineer" — until answered yes / no / unknown).
+4. **Synthesis** (:func:`synthesise`) reads only the questions' dispositions.
+
+Memory probes are asked whenever the briefing has a lead fix (they cost nothing); the audit's
+doubts add the questions of their category on top (engineer probes, the age of the evidence,
+the grounding of a fallback).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from console.engine.briefing import Briefing, Recommendation, SourceUse
+from console.engine.deterministic import SAME_FIX_OVERLAP, _overlap
+from store.models import ActionOutcome
+from store.recall import Recall, RecalledAction
+from store.terms import terms
+
+Category = Literal["thin_evidence", "tool_gap", "suspicious_direction", "degraded_fallback"]
+ProbeKind = Literal["memory", "engineer"]
+Result = Literal["confirmed", "refuted", "unknown"]
+Disposition = Literal["maintain", "revise", "overturn", "undetermined"]
+
+# Evidence whose incident started more than this long before "now" is stale.
+STALE_AFTER = timedelta(days=365)
+NEEDS_ENGINEER = "needs an engineer"
+
+# The confidence rule's numbers (see :func:`verification_confidence`).
+LAYER_VALUE = {0: 20, 1: 50, 2: 70, 3: 80}
+UNCHECKED_SOURCE_CAP = 80
+KEY_GAP_CAP = 60
+REVISE_CAP = 50
+OVERTURN_CAP = 30
+
+
+# --- questions -------------------------------------------------------------------------------
+
+# Words that make a side of "and" a clause of its own: an auxiliary or a finite verb.
+_AUXILIARIES = frozenset(
+    "did does do is was are were has have had can could will would should must".split())
+_IRREGULAR = frozenset(
+    "rose fell grew ran went came broke spiked dropped began kept hit".split())
+_NOT_VERBS = frozenset("need speed feed seed bed red shed embed".split())
+_JOINT = re.compile(r"(\s*(?:;|,?\s+and\s+|,\s+(?=(?:did|does|do|is|was|are|were|has|have|had)\b)))",
+                    re.IGNORECASE)
+
+
+# Quoted text (a stored action, a symptom) is one object: never split inside it.
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|\([^)]*\)")
+
+
+def _has_verb(clause: str) -> bool:
+    words = re.findall(r"[a-z][a-z-]*", clause.lower())
+    return any(w in _AUXILIARIES or w in _IRREGULAR
+               or (w.endswith("ed") and len(w) > 4 and w not in _NOT_VERBS) for w in words)
+
+
+def split_claim(text: str) -> list[str]:
+    """The separate claims of a bundled one, split only at clause boundaries.
+
+    A boundary is ``;``, ``and`` (optionally after a comma) or a comma before an auxiliary —
+    and it splits only when the text on *each* side has its own verb (an auxiliary such as
+    "did"/"is", a past tense in ``-ed`` or a common irregular one). So "did the burst happen and
+    did QPS drop and did it self-heal" is three claims, while "read and write latency is high"
+    stays one: "read" alone has no verb of its own. Quoted text (“…”, "…") and parentheses
+    are one object and never split. Each claim keeps its own wording
+    (trimmed, first letter kept as written, one trailing "?" added back when the whole had one).
+    """
+    whole = text.strip()
+    question = whole.endswith("?")
+    quoted: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        quoted.append(match.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    body = _QUOTED.sub(hide, whole.rstrip("?").strip())
+    parts = [body]
+    pieces = _JOINT.split(body)  # clause, joint, clause, joint, …
+    if len(pieces) > 1:
+        merged = [pieces[0]]
+        for joint, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+            if _has_verb(merged[-1]) and _has_verb(piece):
+                merged.append(piece)
+            else:
+                merged[-1] = f"{merged[-1]}{joint}{piece}"
+        parts = merged
+    cleaned = [re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], p).strip(" ,")
+               for p in parts if p.strip()]
+    if len(cleaned) < 2:
+        return [whole]
+    return [f"{p[0].upper()}{p[1:]}{'?' if question else ''}" for p in cleaned]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One claim about one object, checked one way, with its parameters fixed in advance.
+
+    ``id`` is the first 12 hex digits of sha256(category, text, probe): the same briefing asks
+    the same ids on every run. ``check`` names the memory probe (``"ask"`` for an engineer),
+    ``key`` marks a question that decides the direction of the briefing. A bundled claim is
+    refused (use :func:`questions_for`).
+    """
+
+    category: Category
+    text: str
+    probe: ProbeKind
+    check: str
+    params: tuple[tuple[str, str], ...] = ()
+    key: bool = False
+
+    def __post_init__(self) -> None:
+        if len(split_claim(self.text)) > 1:
+            raise ValueError(f"bundled question, split it first: {self.text!r}")
+
+    @property
+    def id(self) -> str:
+        content = "\x1f".join((self.category, self.text, self.probe))
+        return hashlib.sha256(content.encode()).hexdigest()[:12]
+
+    def param(self, name: str) -> str:
+        return dict(self.params).get(name, "")
+
+
+def questions_for(category: Category, claim: str, probe: ProbeKind, check: str,
+                  params: tuple[tuple[str, str], ...] = (), key: bool = False) -> list[Question]:
+    """One question per claim of ``claim`` (split at clause boundaries), same check each."""
+    return [Question(category, part, probe, check, params, key) for part in split_claim(claim)]
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    result: Result
+    missing: str = ""
+    evidence_sha256: str = ""
+
+
+@dataclass(frozen=True)
+class Doubt:
+    category: Category
+    kind: str
+    detail: str
+
+
+def _sha(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+# --- audit -----------------------------------------------------------------------------------
+
+@dataclass
+class Context:
+    """What the audit and the probes read, fixed before anything runs."""
+
+    briefing: Briefing
+    recall: Recall
+    alert_service: str | None
+    now: datetime
+    coverage: list[SourceUse]
+    lead: Recommendation | None = None
+    lead_actions: list[RecalledAction] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.lead = self.briefing.recommendations[0] if self.briefing.recommendations else None
+        if self.lead is not None:
+            ids = {(e.incident_id, e.action_id) for e in self.lead.evidence}
+            self.lead_actions = [a for a in self.recall.actions
+                                 if (a.incident_id, a.action_id) in ids]
+
+    @property
+    def anchor(self) -> RecalledAction | None:
+        """The cited action the lead fix's stored text comes from."""
+        return self.lead_actions[0] if self.lead_actions else None
+
+
+def _same_fix(left: str, right: str) -> bool:
+    return _overlap(set(terms(left)), set(terms(right))) >= SAME_FIX_OVERLAP
+
+
+def _started(action: RecalledAction) -> datetime | None:
+    if not action.started_at:
+        return None
+    started = datetime.fromisoformat(action.started_at)
+    return started if started.tzinfo else started.replace(tzinfo=UTC)
+
+
+def audit(ctx: Context) -> list[Doubt]:
+    """Every doubt the briefing, its recall and its coverage give reason for."""
+    doubts: list[Doubt] = []
+    briefing, recall = ctx.briefing, ctx.recall
+    if ctx.lead is not None:
+        incidents = {e.incident_id for e in ctx.lead.evidence if e.outcome.is_proof}
+        if len(incidents) <= 1:
+            behind = ", ".join(sorted(incidents)) or "none resolved"
+            doubts.append(Doubt("thin_evidence", "single_incident",
+                                f"one incident behind the lead fix ({behind})"))
+        stale = [a for a in ctx.lead_actions
+                 if (s := _started(a)) is not None and ctx.now - s > STALE_AFTER]
+        if stale:
+            doubts.append(Doubt("thin_evidence", "stale",
+                                f"{stale[0].incident_id} started {stale[0].started_at}, over "
+                                f"{STALE_AFTER.days} days ago"))
+        anchor = ctx.anchor
+        if anchor is not None and ctx.alert_service and anchor.service != ctx.alert_service:
+            doubts.append(Doubt("suspicious_direction", "other_service",
+                                f"the lead fix comes from {anchor.incident_id} ({anchor.service}), "
+                                f"the alert is about {ctx.alert_service}"))
+        for rec in briefing.recommendations:
+            worse = [a for a in recall.actions if a.outcome is ActionOutcome.WORSENED
+                     and _same_fix(a.action, rec.action)]
+            if worse:
+                doubts.append(Doubt("suspicious_direction", "worsened",
+                                    f"“{rec.action}” made things worse in {worse[0].action_id}"))
+    if recall.incidents and recall.mode != "hybrid":
+        doubts.append(Doubt("thin_evidence", "lexical_only",
+                            "recall matched words only (no meaning layer)"))
+    for use in ctx.coverage:
+        if use.source.startswith("embeddings") and use.status in ("unavailable", "not_configured"):
+            doubts.append(Doubt("tool_gap", "embeddings", use.detail or use.status))
+        elif use.source.startswith("model") and use.status in ("unavailable", "not_configured"):
+            doubts.append(Doubt("tool_gap", "model", use.detail or use.status))
+        elif use.source == "alert" and use.status == "truncated":
+            doubts.append(Doubt("tool_gap", "alert_truncated", "the alert was cut"))
+        elif use.source == "quarantined records" and use.status == "excluded":
+            doubts.append(Doubt("tool_gap", "quarantined", use.detail))
+    quarantined = sorted({r.incident_id for r in briefing.recalled if r.quarantined})
+    if quarantined and not any(d.kind == "quarantined" for d in doubts):
+        doubts.append(Doubt("tool_gap", "quarantined", ", ".join(quarantined)))
+    if briefing.source == "deterministic" and any(a.result == "rejected" for a in briefing.attempts):
+        doubts.append(Doubt("degraded_fallback", "rejected_drafts",
+                            f"{sum(a.result == 'rejected' for a in briefing.attempts)} model "
+                            "draft(s) rejected; the briefing is the deterministic fallback"))
+    return doubts
+
+
+def questions(ctx: Context, doubts: list[Doubt]) -> list[Question]:
+    """The questions: the memory probes for the lead fix, then those the doubts call for."""
+    asked: list[Question] = []
+    anchor, lead = ctx.anchor, ctx.lead
+    if lead is None or anchor is None:
+        return asked
+    fix = (("fix", lead.action), ("incident", anchor.incident_id),
+           ("action", anchor.action_id))
+    asked.append(Question("thin_evidence",
+                          f"Did a second recalled incident besides {anchor.incident_id} get "
+                          f"resolved by “{lead.action}”?", "memory", "second_incident", fix))
+    asked.append(Question("suspicious_direction",
+                          f"Is the service of {anchor.incident_id} ({anchor.service}) the "
+                          f"alert's service ({ctx.alert_service or 'not given'})?",
+                          "memory", "same_service",
+                          (*fix, ("alert_service", ctx.alert_service or "")), key=True))
+    asked.append(Question("suspicious_direction",
+                          f"Is “{lead.action}” free of a recorded WORSENED outcome in this "
+                          "recall?", "memory", "no_worsened", fix, key=True))
+    kinds = {d.kind for d in doubts}
+    if "stale" in kinds:
+        asked.append(Question("thin_evidence",
+                              f"Did {anchor.incident_id} start within the last "
+                              f"{STALE_AFTER.days} days?", "memory", "evidence_age",
+                              (*fix, ("now", ctx.now.isoformat()))))
+    if "lexical_only" in kinds:
+        asked.append(Question("thin_evidence",
+                              f"Was {anchor.incident_id} found by meaning (vector) as well as "
+                              "by words?", "memory", "second_layer", fix))
+    if "embeddings" in kinds or "lexical_only" in kinds:
+        asked.append(Question("tool_gap",
+                              f"Do the symptoms of {anchor.incident_id} (“{anchor.symptoms}”) "
+                              "match what you see now?", "engineer", "ask", fix, key=True))
+    if "model" in kinds:
+        cause = anchor.root_cause or anchor.explanation
+        asked.append(Question("tool_gap",
+                              f"Does the recorded cause of {anchor.incident_id} (“{cause}”) fit "
+                              "this alert?", "engineer", "ask", fix, key=True))
+    if "alert_truncated" in kinds:
+        asked.append(Question("tool_gap",
+                              "Does the cut-off part of the alert describe the same problem as "
+                              "its first part?", "engineer", "ask"))
+    if "quarantined" in kinds:
+        detail = next(d.detail for d in doubts if d.kind == "quarantined")
+        asked.append(Question("tool_gap",
+                              f"Were the quarantined records ({detail}) rightly left out of this "
+                              "briefing?", "engineer", "ask", (("records", detail),)))
+    if "rejected_drafts" in kinds:
+        asked.append(Question("degraded_fallback",
+                              "Does every recommendation of the fallback cite an action of this "
+                              "recall?", "memory", "grounded"))
+    unique: dict[str, Question] = {}
+    for question in asked:
+        unique.setdefault(question.id, question)
+    return list(unique.values())
+
+
+# --- probes ----------------------------------------------------------------------------------
+
+def _evidence(actions: list[RecalledAction]) -> str:
+    return _sha(*sorted(f"{a.action_id}\x1e{a.text}" for a in actions))
+
+
+def probe_memory(question: Question, ctx: Context) -> ProbeResult:
+    """Run one memory probe on the recall; deterministic, exactly once per question."""
+    fix, incident = question.param("fix"), question.param("incident")
+    actions = ctx.recall.actions
+    if question.check == "second_incident":
+        same = [a for a in actions if a.incident_id != incident and _same_fix(a.action, fix)]
+        if any(a.outcome.is_proof for a in same):
+            return ProbeResult("confirmed", evidence_sha256=_evidence(
+                [a for a in same if a.outcome.is_proof]))
+        if same and all(a.outcome.is_failure for a in same):
+            return ProbeResult("refuted", evidence_sha256=_evidence(same))
+        return ProbeResult("unknown", "no other recalled incident records this fix resolving it",
+                           _evidence(same))
+    anchor = next((a for a in actions if a.action_id == question.param("action")), None)
+    if anchor is None and question.check in ("same_service", "evidence_age", "second_layer"):
+        return ProbeResult("unknown", f"{incident} is no longer in this recall", _sha(incident))
+    if question.check == "same_service":
+        assert anchor is not None
+        wanted = question.param("alert_service")
+        if not wanted:
+            return ProbeResult("unknown", "the alert names no service", _evidence([anchor]))
+        result: Result = "confirmed" if anchor.service == wanted else "refuted"
+        return ProbeResult(result, evidence_sha256=_evidence([anchor]))
+    if question.check == "no_worsened":
+        worse = [a for a in actions
+                 if a.outcome is ActionOutcome.WORSENED and _same_fix(a.action, fix)]
+        if worse:
+            return ProbeResult("refuted", evidence_sha256=_evidence(worse))
+        return ProbeResult("confirmed", evidence_sha256=_evidence(
+            [a for a in actions if _same_fix(a.action, fix)]))
+    if question.check == "evidence_age":
+        assert anchor is not None
+        started = _started(anchor)
+        if started is None:
+            return ProbeResult("unknown", f"{incident} has no start time recorded",
+                               _evidence([anchor]))
+        now = datetime.fromisoformat(question.param("now"))
+        result = "confirmed" if now - started <= STALE_AFTER else "refuted"
+        return ProbeResult(result, evidence_sha256=_sha(anchor.action_id, anchor.started_at))
+    if question.check == "second_layer":
+        found = next((i for i in ctx.recall.incidents if i.incident_id == incident), None)
+        if found is not None and found.cosine is not None and found.bm25 is not None:
+            return ProbeResult("confirmed", evidence_sha256=_sha(
+                incident, str(found.cosine), str(found.bm25)))
+        reason = ("embeddings were not used (lexical recall)" if ctx.recall.mode != "hybrid"
+                  else "the vector layer did not find it")
+        return ProbeResult("unknown", reason, _sha(incident, ctx.recall.mode))
+    if question.check == "grounded":
+        cited = {(e.incident_id, e.action_id) for r in ctx.briefing.recommendations
+                 for e in r.evidence}
+        recalled = {(a.incident_id, a.action_id) for a in actions}
+        result = "confirmed" if cited <= recalled else "refuted"
+        return ProbeResult(result, evidence_sha256=_sha(*sorted("/".join(c) for c in cited)))
+    return ProbeResult("unknown", f"no memory probe named {question.check!r}")
+
+
+def probe_engineer(question: Question, answers: Mapping[str, str]) -> ProbeResult:
+    """yes → confirmed, no → refuted, unknown / no answer → unknown (with what is missing)."""
+    answer = answers.get(question.id)
+    if answer is None:
+        return ProbeResult("unknown", NEEDS_ENGINEER)
+    digest = _sha(question.id, answer)
+    if answer == "yes":
+        return ProbeResult("confirmed", evidence_sha256=digest)
+    if answer == "no":
+        return ProbeResult("refuted", evidence_sha256=digest)
+    if answer == "unknown":
+        return ProbeResult("unknown", "the engineer does not know", digest)
+    raise ValueError(f"answer to {question.id} must be yes, no or unknown, not {answer!r}")
+
+
+# --- synthesis -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Answered:
+    question: Question
+    result: ProbeResult
+
+
+def layers(answered: list[Answered]) -> list[str]:
+    """The independent layers of evidence that agree with the briefing: memory (a second
+    incident resolved by the fix), meaning (found by vector as well as words), engineer (any
+    engineer probe confirmed)."""
+    confirmed = {a.question.check for a in answered if a.result.result == "confirmed"}
+    found = []
+    if "second_incident" in confirmed:
+        found.append("memory: a second incident resolved by the fix")
+    if "second_layer" in confirmed:
+        found.append("meaning: found by vector as well as by words")
+    if any(a.question.probe == "engineer" and a.result.result == "confirmed" for a in answered):
+        found.append("engineer: confirmed on the live system")
+    return found
+
+
+def disposition(answered: list[Answered]) -> Disposition:
+    """From the dispositions only.
+
+    - ``overturn``: two or more *key* questions refuted (the direction was wrong);
+    - ``revise``: any question refuted, short of that;
+    - ``maintain``: nothing refuted, at least two independent layers agree and no key question
+      is unknown;
+    - ``undetermined``: otherwise (including no question at all).
+    """
+    refuted = [a for a in answered if a.result.result == "refuted"]
+    if sum(a.question.key for a in refuted) >= 2:
+        return "overturn"
+    if refuted:
+        return "revise"
+    key_unknown = any(a.question.key and a.result.result == "unknown" for a in answered)
+    if answered and len(layers(answered)) >= 2 and not key_unknown:
+        return "maintain"
+    return "undetermined"
+
+
+def verification_confidence(answered: list[Answered], verdict: Disposition,
+                            briefing: Briefing) -> dict[str, Any]:
+    """The verification confidence — evidence only, never pushed up to clear a threshold.
+
+    value = min(base, caps), where base = 20 / 50 / 70 / 80 for 0 / 1 / 2 / 3 independent
+    layers agreeing (:func:`layers`), and the caps are:
+
+    - a tool-gap question left unknown (a needed source not checked): 80;
+    - a key question left unknown (a key gap): 60;
+    - nothing new confirmed (no engineer probe confirmed — the memory probes only restate what
+      the briefing already read): the briefing's own confidence;
+    - ``revise``: 50; ``overturn``: 30 (confidence that the lead fix still stands).
+    """
+    agreeing = layers(answered)
+    base = LAYER_VALUE[len(agreeing)]
+    caps: list[tuple[int, str]] = []
+    gaps = [f"{a.question.id}: {a.result.missing}" for a in answered
+            if a.result.result == "unknown"]
+    if any(a.question.category == "tool_gap" and a.result.result == "unknown" for a in answered):
+        caps.append((UNCHECKED_SOURCE_CAP, "a needed source was not checked"))
+    if any(a.question.key and a.result.result == "unknown" for a in answered):
+        caps.append((KEY_GAP_CAP, "a key question is unanswered"))
+    if not any(a.question.probe == "engineer" and a.result.result == "confirmed"
+               for a in answered):
+        caps.append((briefing.confidence.value, "nothing new confirmed: the briefing's own"))
+    if verdict == "revise":
+        caps.append((REVISE_CAP, "revise"))
+    if verdict == "overturn":
+        caps.append((OVERTURN_CAP, "overturn"))
+    cap = min([c for c, _ in caps], default=100)
+    value = min(base, cap)
+    named = "; ".join(agreeing) or "none"
+    capped = "; ".join(f"{why} → {c}" for c, why in caps) or "no cap"
+    derivation = (f"{len(agreeing)} layer(s) agreeing ({named}) → base {base}; caps: {capped}; "
+                  f"value = min({base}, {cap}) = {value}")
+    return {"value": value, "layers": len(agreeing), "gaps": gaps, "cap": cap,
+            "derivation": derivation}
+
+
+def conclusion(ctx: Context, answered: list[Answered], verdict: Disposition) -> str:
+    """One line, "cause → impact → suggestion", from stored text and the dispositions."""
+    anchor, lead = ctx.anchor, ctx.lead
+    if anchor is None or lead is None:
+        return "no recalled fix to verify → nothing to conclude → follow the runbook"
+    cause = anchor.root_cause or anchor.explanation
+    impact = anchor.symptoms
+    refuted = [a.question.text for a in answered if a.result.result == "refuted"]
+    open_ids = [a.question.id for a in answered if a.result.result == "unknown"]
+    suggestion = {
+        "maintain": f"apply “{lead.action}” ({anchor.action_id})",
+        "revise": f"re-check “{lead.action}” before applying: {'; '.join(refuted)} — no",
+        "overturn": f"do not apply “{lead.action}”: {'; '.join(refuted)} — no",
+        "undetermined": ("not settled — answer the open questions "
+                         f"({', '.join(open_ids) or 'none'})"),
+    }[verdict]
+    return f"{cause} → {impact} → {suggestion}"
+
+
+def synthesise(ctx: Context, answered: list[Answered]) -> dict[str, Any]:
+    verdict = disposition(answered)
+    return {
+        "disposition": verdict,
+        "conclusion": conclusion(ctx, answered, verdict),
+        "confidence": verification_confidence(answered, verdict, ctx.briefing),
+        "questions": [{"id": a.question.id, "text": a.question.text,
+                       "category": a.question.category, "probe": a.question.probe,
+                       "result": a.result.result, "missing": a.result.missing,
+                       "evidence_sha256": a.result.evidence_sha256} for a in answered],
+        "artifact": None,
+    }
+
+
+def verify(briefing: Briefing, recall: Recall, answers: Mapping[str, str] | None = None,
+           *, alert_service: str | None = None, coverage: list[SourceUse] | None = None,
+           now: datetime | None = None) -> dict[str, Any]:
+    """The ``verification`` object of DESIGN.md for ``briefing`` (``artifact`` is None here).
+
+    ``coverage`` defaults to the briefing's own; ``now`` (for the age of the evidence) to the
+    current UTC time.
+    """
+    ctx = Context(briefing, recall, alert_service, now or datetime.now(UTC),
+                  briefing.coverage if coverage is None else coverage)
+    asked = questions(ctx, audit(ctx))
+    given = answers or {}
+    answered = [Answered(q, probe_memory(q, ctx) if q.probe == "memory"
+                         else probe_engineer(q, given)) for q in asked]
+    return synthesise(ctx, answered)

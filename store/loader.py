@@ -315,10 +315,18 @@ def _redacted(incident: Incident, node: yaml.Node, source: _Source,
         value_node: yaml.Node | None = node
         for part in path:
             value_node = _child(value_node, part)
-        located.extend(SecretFinding(source.name, line, incident.id, _field_path(path), kind)
+        located.extend(SecretFinding(source.name, line, incident.id,
+                                     _field_label(incident, path), kind)
                        for line in _secret_lines(source, value_node, kind))
     found.extend(sorted(located, key=lambda finding: finding.line))
     return cleaned
+
+
+def _field_label(incident: Incident, path: FieldPath) -> str:
+    """A field as the file's reader names it: ``symptoms``, ``tags``, ``A1 explanation``."""
+    if path[0] == "actions":
+        return f"{incident.actions[int(path[1])].id} {path[2]}"
+    return str(path[0])
 
 
 def _secret_lines(source: _Source, node: yaml.Node | None, kind: str) -> list[int]:

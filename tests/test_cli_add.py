@@ -78,7 +78,7 @@ def test_add_says_what_it_redacted_and_stores_no_secret(tmp_path: Path) -> None:
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith(f"saved INC-3001 to {incidents} (redacted: "
                                    "secret-value in symptoms (line 3), "
-                                   "url-password in actions[0].action (line 6))")
+                                   "url-password in A1 action (line 6))")
     stored = incidents.read_text()
     assert "password=abc" not in stored and "pw9" not in stored
     assert "password=[REDACTED:secret-value]" in stored

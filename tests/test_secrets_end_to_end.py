@@ -71,10 +71,10 @@ FINDINGS = [
     (2, "title", "secret-value"),
     (6, "symptoms", "url-password"),
     (7, "root_cause", "github-token"),
-    (11, "actions[0].action", "aws-access-key"),
-    (16, "actions[0].explanation", "secret-value"),
-    (20, "actions[1].kind", "secret-value"),
-    (23, "actions[1].explanation", "private-key"),
+    (11, "A1 action", "aws-access-key"),
+    (16, "A1 explanation", "secret-value"),
+    (20, "A2 kind", "secret-value"),
+    (23, "A2 explanation", "private-key"),
 ]
 
 ALERT = "zorblatt ledger sync backlog growing, sync workers get connection refused from postgres"

@@ -73,11 +73,11 @@ EXPECTED = [
     (3, "title", "secret-value"),
     (8, "symptoms", "url-password"),
     (9, "root_cause", "github-token"),
-    (10, "tags[1]", "aws-access-key"),
-    (13, "actions[0].action", "aws-access-key"),
-    (17, "actions[0].explanation", "secret-value"),
-    (21, "actions[1].kind", "secret-value"),
-    (23, "actions[1].explanation", "private-key"),
+    (10, "tags", "aws-access-key"),
+    (13, "A1 action", "aws-access-key"),
+    (17, "A1 explanation", "secret-value"),
+    (21, "A2 kind", "secret-value"),
+    (23, "A2 explanation", "private-key"),
 ]
 
 
@@ -103,7 +103,7 @@ def test_the_line_of_a_single_line_value_is_its_yaml_node_line(tmp_path: Path) -
                     "      action: x\n      outcome: RESOLVED\n"
                     f"      explanation: 'token {GITHUB}'\n", encoding="utf-8")
     assert [(s.line, s.field) for s in load_incidents(path).secrets] == [
-        (8, "actions[0].explanation")]
+        (8, "A1 explanation")]
 
 
 def test_loaded_incidents_carry_no_secret_in_any_field(secret_file: Path) -> None:

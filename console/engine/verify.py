@@ -12,9 +12,12 @@
    — "needs an engineer" — until answered yes / no / unknown).
 4. **Synthesis** (:func:`synthesise`) reads only the questions' dispositions.
 
-Memory probes are asked whenever the briefing has a lead fix (they cost nothing); the audit's
-doubts add the questions of their category on top (engineer probes, the age of the evidence,
-the grounding of a fallback).
+Four memory probes are asked whenever the briefing has a lead fix (they cost nothing): a
+second incident resolved by it, the service of its incident, no WORSENED record of it, and a
+second (vector) layer behind its incident. The audit's doubts add the questions of their
+category on top: the age of the evidence (stale), engineer probes that fill a tool gap (lexical
+only or embeddings down → do the symptoms match; model not used → does the recorded cause fit;
+alert cut; quarantined records), and the grounding of a fallback after rejected drafts.
 """
 
 from __future__ import annotations
@@ -268,16 +271,15 @@ def questions(ctx: Context, doubts: list[Doubt]) -> list[Question]:
     asked.append(Question("suspicious_direction",
                           f"Is “{lead.action}” free of a recorded WORSENED outcome in this "
                           "recall?", "memory", "no_worsened", fix, key=True))
+    asked.append(Question("thin_evidence",
+                          f"Was {anchor.incident_id} found by meaning (vector) as well as by "
+                          "words?", "memory", "second_layer", fix))
     kinds = {d.kind for d in doubts}
     if "stale" in kinds:
         asked.append(Question("thin_evidence",
                               f"Did {anchor.incident_id} start within the last "
                               f"{STALE_AFTER.days} days?", "memory", "evidence_age",
                               (*fix, ("now", ctx.now.isoformat()))))
-    if "lexical_only" in kinds:
-        asked.append(Question("thin_evidence",
-                              f"Was {anchor.incident_id} found by meaning (vector) as well as "
-                              "by words?", "memory", "second_layer", fix))
     if "embeddings" in kinds or "lexical_only" in kinds:
         asked.append(Question("tool_gap",
                               f"Do the symptoms of {anchor.incident_id} (“{anchor.symptoms}”) "

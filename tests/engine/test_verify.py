@@ -1,0 +1,368 @@
+"""Verification (issue 10, engine core): audit → questions → probes → synthesis, table-driven
+on recalls built straight from incidents (tests/recalls.py) and the deterministic briefing."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from console.engine.briefing import Attempt, Briefing, SourceUse
+from console.engine.deterministic import deterministic_briefing
+from console.engine.verify import (
+    NEEDS_ENGINEER,
+    Context,
+    Question,
+    probe_engineer,
+    probe_memory,
+    questions,
+    split_claim,
+    verify,
+)
+from store.models import Incident
+from store.recall import Recall
+from tests.recalls import act, recall_of
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+FLUSH = "Flushed the payment-schema cache"
+RESTART = "Restarted all checkout pods at once"
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def inc(incident_id: str, *actions: dict[str, Any], service: str = "payments-api",
+        started_at: str | None = None, root_cause: str | None = None) -> Incident:
+    data: dict[str, Any] = {"id": incident_id, "title": "Payments API errors after deploy",
+                            "service": service, "symptoms": "KeyError 'amount' after deploy",
+                            "actions": list(actions)}
+    if started_at:
+        data["started_at"] = started_at
+    if root_cause:
+        data["root_cause"] = root_cause
+    return Incident.model_validate(data)
+
+
+def flushed(incident_id: str, **kwargs: Any) -> Incident:
+    return inc(incident_id, act("A1", FLUSH, "RESOLVED", "Old-shaped entries were gone"),
+               root_cause="Stale schema cache after the migration", **kwargs)
+
+
+def hybrid(recall: Recall) -> Recall:
+    """The same recall as if the vector layer had found every incident too."""
+    return dataclasses.replace(recall, mode="hybrid", incidents=tuple(
+        dataclasses.replace(i, cosine=0.8, bm25=6.0) for i in recall.incidents))
+
+
+def briefed(recall: Recall, **kwargs: Any) -> Briefing:
+    return deterministic_briefing(recall, memory_incidents=len(recall.incidents),
+                                  degraded=None, **kwargs)
+
+
+def run(recall: Recall, answers: dict[str, str] | None = None, briefing: Briefing | None = None,
+        service: str | None = "payments-api", coverage: list[SourceUse] | None = None,
+        ) -> dict[str, Any]:
+    return verify(briefing or briefed(recall), recall, answers, alert_service=service,
+                  coverage=coverage, now=NOW)
+
+
+def by_check(result: dict[str, Any], fragment: str) -> dict[str, Any]:
+    found = [q for q in result["questions"] if fragment in q["text"]]
+    assert len(found) == 1, (fragment, [q["text"] for q in result["questions"]])
+    return found[0]
+
+
+# Three incidents of the alert's own service, each resolved by the same fix.
+PROVEN = hybrid(recall_of(flushed("INC-1"), flushed("INC-2"), flushed("INC-3")))
+# A fix cited from another service, and the same fix made things worse on the alert's one.
+WRONG_DIRECTION = recall_of(
+    inc("INC-7", act("A1", RESTART, "RESOLVED", "Pods came back clean"), service="payments-api"),
+    inc("INC-8", act("A1", RESTART, "WORSENED", "Every pod reconnected and exhausted the pool"),
+        service="checkout"))
+# Two incidents behind the fix, lexical recall only.
+LEXICAL_TWO = recall_of(flushed("INC-1"), flushed("INC-2"))
+
+
+# --- splitting -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("claim", "expected"), [
+    ("did the burst happen and did QPS drop and did it self-heal",
+     ["Did the burst happen", "Did QPS drop", "Did it self-heal"]),
+    ("Did the burst happen, did QPS drop and did it self-heal?",
+     ["Did the burst happen?", "Did QPS drop?", "Did it self-heal?"]),
+    ("errors rose; latency dropped", ["Errors rose", "Latency dropped"]),
+    ("the pool filled and requests timed out", ["The pool filled", "Requests timed out"]),
+    ("read and write latency is high", ["read and write latency is high"]),
+    ("Is read and write latency above 2s?", ["Is read and write latency above 2s?"]),
+    ("Restart and drain the pods", ["Restart and drain the pods"]),
+    ("Did INC-1 get resolved by “Raised the pool and drained traffic”?",
+     ["Did INC-1 get resolved by “Raised the pool and drained traffic”?"]),
+])
+def test_split_claim_only_at_clause_boundaries(claim: str, expected: list[str]) -> None:
+    assert split_claim(claim) == expected
+
+
+def test_question_refuses_a_bundled_claim() -> None:
+    with pytest.raises(ValueError, match="bundled"):
+        Question("thin_evidence", "did the burst happen and did QPS drop", "engineer", "ask")
+    Question("thin_evidence", "Is read and write latency above 2s?", "engineer", "ask")
+
+
+# --- ids -------------------------------------------------------------------------------------
+
+def test_question_id_is_sha256_of_its_content() -> None:
+    question = Question("tool_gap", "Is the pool full?", "engineer", "ask")
+    expected = hashlib.sha256(b"tool_gap\x1fIs the pool full?\x1fengineer").hexdigest()
+    assert question.id == expected[:12]
+    assert Question("tool_gap", "Is the pool full?", "memory", "ask").id != question.id
+    assert Question("thin_evidence", "Is the pool full?", "engineer", "ask").id != question.id
+    assert Question("tool_gap", "Is the queue full?", "engineer", "ask").id != question.id
+
+
+def test_same_briefing_yields_same_ids_and_other_content_other_ids() -> None:
+    first = [q["id"] for q in run(LEXICAL_TWO)["questions"]]
+    again = [q["id"] for q in run(recall_of(flushed("INC-1"), flushed("INC-2")))["questions"]]
+    other = [q["id"] for q in run(WRONG_DIRECTION)["questions"]]
+    assert first == again
+    assert len(set(first)) == len(first)
+    assert not set(first) & set(other)
+
+
+# --- audit → questions -----------------------------------------------------------------------
+
+def _briefing_with(recall: Recall, **update: Any) -> Briefing:
+    return briefed(recall).model_copy(update=update)
+
+
+@pytest.mark.parametrize(("name", "recall", "coverage", "update", "category", "probe", "fragment"), [
+    ("lexical only → second layer", LEXICAL_TWO, [], {}, "thin_evidence", "memory",
+     "found by meaning"),
+    ("lexical only → symptoms to the engineer", LEXICAL_TWO, [], {}, "tool_gap", "engineer",
+     "match what you see"),
+    ("embeddings down", PROVEN,
+     [SourceUse(source="embeddings nomic", status="unavailable", detail="connection refused")],
+     {}, "tool_gap", "engineer", "match what you see"),
+    ("model offline", PROVEN,
+     [SourceUse(source="model llama3", status="unavailable", detail="offline")],
+     {}, "tool_gap", "engineer", "recorded cause of INC-1"),
+    ("alert truncated", PROVEN, [SourceUse(source="alert", status="truncated")],
+     {}, "tool_gap", "engineer", "cut-off part of the alert"),
+    ("quarantined", PROVEN,
+     [SourceUse(source="quarantined records", status="excluded", detail="INC-9")],
+     {}, "tool_gap", "engineer", "quarantined records (INC-9)"),
+    ("other service", WRONG_DIRECTION, [], {}, "suspicious_direction", "memory",
+     "Is the service of INC-7 (payments-api)"),
+    ("worsened", WRONG_DIRECTION, [], {}, "suspicious_direction", "memory",
+     "free of a recorded WORSENED"),
+    ("rejected drafts", PROVEN, [],
+     {"attempts": [Attempt(n=1, result="rejected", reason="citation", output_sha256="0" * 64)]},
+     "degraded_fallback", "memory", ""),
+])
+def test_each_doubt_yields_its_questions(name: str, recall: Recall, coverage: list[SourceUse],
+                                         update: dict[str, Any], category: str, probe: str,
+                                         fragment: str) -> None:
+    result = run(recall, briefing=_briefing_with(recall, **update), coverage=coverage)
+    if category == "degraded_fallback":
+        fallback = [q for q in result["questions"] if q["category"] == "degraded_fallback"]
+        assert [(q["probe"], q["result"]) for q in fallback] == [("memory", "confirmed")]
+        return
+    question = by_check(result, fragment)
+    assert (question["category"], question["probe"]) == (category, probe)
+
+
+@pytest.mark.parametrize("fragment", ["match what you see", "recorded cause", "cut-off part",
+                                      "quarantined records", "start within"])
+def test_no_doubt_no_extra_question(fragment: str) -> None:
+    """A well-supported hybrid briefing with nothing missing asks only the memory baseline."""
+    result = run(PROVEN)
+    assert not [q for q in result["questions"] if fragment in q["text"]]
+    assert {q["category"] for q in result["questions"]} == {"thin_evidence",
+                                                           "suspicious_direction"}
+
+
+def test_stale_evidence_is_asked_and_refuted() -> None:
+    recall = hybrid(recall_of(flushed("INC-1", started_at="2020-01-05T10:00:00+00:00"),
+                              flushed("INC-2"), flushed("INC-3")))
+    result = run(recall)
+    question = by_check(result, "start within the last 365 days")
+    assert (question["category"], question["result"]) == ("thin_evidence", "refuted")
+    assert result["disposition"] == "revise"
+
+
+# --- memory probes ---------------------------------------------------------------------------
+
+def _probe(recall: Recall, fragment: str, service: str | None = "payments-api",
+           ) -> tuple[str, str, str]:
+    briefing = briefed(recall)
+    ctx = Context(briefing, recall, service, NOW, [])
+    question = next(q for q in questions(ctx, []) if fragment in q.text
+                    ) if fragment != "start within" else Question(
+        "thin_evidence", "Did the lead incident start within the last 365 days?", "memory",
+        "evidence_age", (("incident", ctx.anchor.incident_id if ctx.anchor else ""),
+                         ("action", ctx.anchor.action_id if ctx.anchor else ""),
+                         ("now", NOW.isoformat())))
+    result = probe_memory(question, ctx)
+    assert HEX64.match(result.evidence_sha256), result
+    assert bool(result.missing) == (result.result == "unknown")
+    return result.result, result.missing, result.evidence_sha256
+
+
+@pytest.mark.parametrize(("name", "recall", "fragment", "service", "expected"), [
+    ("second incident resolved", LEXICAL_TWO, "second recalled incident", None, "confirmed"),
+    ("second incident only failed", recall_of(
+        flushed("INC-1"), inc("INC-2", act("A1", FLUSH, "NO_EFFECT", "Nothing changed"))),
+     "second recalled incident", None, "refuted"),
+    ("no second incident", recall_of(flushed("INC-1")), "second recalled incident", None,
+     "unknown"),
+    ("same service", PROVEN, "Is the service", "payments-api", "confirmed"),
+    ("other service", PROVEN, "Is the service", "checkout", "refuted"),
+    ("alert names no service", PROVEN, "Is the service", None, "unknown"),
+    ("no worsened record", PROVEN, "WORSENED", None, "confirmed"),
+    ("worsened contradicts", WRONG_DIRECTION, "WORSENED", None, "refuted"),
+    ("recent evidence", recall_of(flushed("INC-1", started_at="2026-06-01T00:00:00+00:00")),
+     "start within", None, "confirmed"),
+    ("stale evidence", recall_of(flushed("INC-1", started_at="2024-06-01T00:00:00")),
+     "start within", None, "refuted"),
+    ("undated evidence", recall_of(flushed("INC-1")), "start within", None, "unknown"),
+    ("second layer found it", PROVEN, "found by meaning", None, "confirmed"),
+    ("lexical recall", LEXICAL_TWO, "found by meaning", None, "unknown"),
+])
+def test_memory_probe(name: str, recall: Recall, fragment: str, service: str | None,
+                      expected: str) -> None:
+    assert _probe(recall, fragment, service)[0] == expected
+
+
+def test_memory_probe_evidence_hash_follows_the_evidence() -> None:
+    one = _probe(LEXICAL_TWO, "second recalled incident")[2]
+    other = recall_of(flushed("INC-1"), inc("INC-2", act("A1", FLUSH, "RESOLVED", "Other why")))
+    assert _probe(other, "second recalled incident")[2] != one
+    assert _probe(recall_of(flushed("INC-1"), flushed("INC-2")), "second recalled incident")[2] == one
+
+
+# --- engineer probes -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("answer", "expected", "missing"), [
+    (None, "unknown", NEEDS_ENGINEER),
+    ("yes", "confirmed", ""),
+    ("no", "refuted", ""),
+    ("unknown", "unknown", "the engineer does not know"),
+])
+def test_engineer_probe(answer: str | None, expected: str, missing: str) -> None:
+    question = Question("tool_gap", "Is the pool full?", "engineer", "ask")
+    answers = {} if answer is None else {question.id: answer}
+    result = probe_engineer(question, answers)
+    assert (result.result, result.missing) == (expected, missing)
+    assert bool(result.evidence_sha256) == (answer is not None)
+
+
+def test_engineer_probe_refuses_another_answer() -> None:
+    question = Question("tool_gap", "Is the pool full?", "engineer", "ask")
+    with pytest.raises(ValueError):
+        probe_engineer(question, {question.id: "maybe"})
+
+
+def _symptom_qid() -> str:
+    return by_check(run(LEXICAL_TWO), "match what you see")["id"]
+
+
+@pytest.mark.parametrize(("answer", "disposition"), [
+    (None, "undetermined"), ("unknown", "undetermined"), ("yes", "maintain"), ("no", "revise")])
+def test_engineer_answers_change_the_disposition(answer: str | None, disposition: str) -> None:
+    answers = {} if answer is None else {_symptom_qid(): answer}
+    result = run(LEXICAL_TWO, answers)
+    assert result["disposition"] == disposition
+    assert by_check(result, "match what you see")["result"] == {
+        None: "unknown", "unknown": "unknown", "yes": "confirmed", "no": "refuted"}[answer]
+
+
+# --- synthesis -------------------------------------------------------------------------------
+
+def test_fix_from_another_service_contradicted_by_worsened_is_overturned() -> None:
+    result = run(WRONG_DIRECTION, service="checkout")
+    assert result["disposition"] == "overturn"
+    assert result["confidence"]["value"] <= 30
+    assert result["conclusion"].count(" → ") == 2
+    assert f"do not apply “{RESTART}”" in result["conclusion"]
+
+
+def test_only_one_refuted_direction_is_revise_not_overturn() -> None:
+    result = run(PROVEN, service="checkout")
+    assert result["disposition"] == "revise"
+    assert result["confidence"]["value"] <= 50
+
+
+def test_well_supported_proven_fix_is_maintained() -> None:
+    result = run(PROVEN)
+    assert result["disposition"] == "maintain"
+    assert all(q["result"] == "confirmed" for q in result["questions"])
+    assert result["confidence"]["layers"] == 2
+    assert result["confidence"]["value"] == 70
+    assert result["conclusion"] == ("Stale schema cache after the migration → KeyError 'amount' "
+                                    f"after deploy → apply “{FLUSH}” (INC-1/A1)")
+    assert set(result) == {"disposition", "conclusion", "confidence", "questions", "artifact"}
+    assert result["artifact"] is None
+    assert set(result["confidence"]) == {"value", "layers", "gaps", "cap", "derivation"}
+    assert set(result["questions"][0]) == {"id", "text", "category", "probe", "result",
+                                           "missing", "evidence_sha256"}
+
+
+def test_restating_old_evidence_never_raises_confidence() -> None:
+    """Memory probes only re-read what the briefing read: its own value caps verification."""
+    low = briefed(PROVEN).model_copy(update={"confidence": briefed(PROVEN).confidence.model_copy(
+        update={"value": 40})})
+    result = run(PROVEN, briefing=low)
+    assert result["disposition"] == "maintain"
+    assert result["confidence"]["value"] == 40
+    assert "briefing's own" in result["confidence"]["derivation"]
+
+
+def test_engineer_confirmation_is_new_evidence_above_the_briefing() -> None:
+    briefing = briefed(LEXICAL_TWO)
+    low = briefing.model_copy(update={"confidence": briefing.confidence.model_copy(
+        update={"value": 40})})
+    qid = by_check(run(LEXICAL_TWO, briefing=low), "match what you see")["id"]
+    assert run(LEXICAL_TWO, {qid: "yes"}, briefing=low)["confidence"]["value"] == 70
+
+
+def test_no_lead_fix_is_undetermined_with_no_questions() -> None:
+    recall = recall_of(inc("INC-5", act("A1", RESTART, "WORSENED", "Pool exhausted")))
+    result = run(recall)
+    assert result["disposition"] == "undetermined"
+    assert result["questions"] == []
+
+
+SCENARIOS: list[tuple[Recall, str | None, list[SourceUse]]] = [
+    (PROVEN, "payments-api", []),
+    (PROVEN, None, []),
+    (PROVEN, "checkout", []),
+    (LEXICAL_TWO, "payments-api", []),
+    (LEXICAL_TWO, None, [SourceUse(source="model m", status="unavailable")]),
+    (WRONG_DIRECTION, "checkout", [SourceUse(source="alert", status="truncated")]),
+    (recall_of(flushed("INC-1")), "payments-api", []),
+]
+
+
+@pytest.mark.parametrize(("recall", "service", "coverage"), SCENARIOS)
+@pytest.mark.parametrize("reply", [None, "yes", "no", "unknown"])
+def test_confidence_never_exceeds_its_caps(recall: Recall, service: str | None,
+                                           coverage: list[SourceUse], reply: str | None) -> None:
+    base = run(recall, service=service, coverage=coverage)
+    answers = {} if reply is None else {q["id"]: reply for q in base["questions"]
+                                        if q["probe"] == "engineer"}
+    result = run(recall, answers, service=service, coverage=coverage)
+    conf, asked = result["confidence"], result["questions"]
+    unknown = [q for q in asked if q["result"] == "unknown"]
+    assert conf["value"] <= conf["cap"]
+    assert conf["value"] <= {0: 20, 1: 50, 2: 70, 3: 80}[conf["layers"]]
+    assert len(conf["gaps"]) == len(unknown)
+    if any(q["category"] == "tool_gap" for q in unknown):
+        assert conf["value"] <= 80
+    if any(q["category"] == "suspicious_direction" or q["probe"] == "engineer" for q in unknown):
+        assert conf["value"] <= 60
+    if not any(q["probe"] == "engineer" and q["result"] == "confirmed" for q in asked):
+        assert conf["value"] <= briefed(recall).confidence.value
+    assert conf["value"] <= {"maintain": 100, "undetermined": 100, "revise": 50,
+                             "overturn": 30}[result["disposition"]]
+    assert str(conf["value"]) in conf["derivation"]

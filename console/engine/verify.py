@@ -45,7 +45,7 @@ STALE_AFTER = timedelta(days=365)
 NEEDS_ENGINEER = "needs an engineer"
 
 # The confidence rule's numbers (see :func:`verification_confidence`).
-LAYER_VALUE = {0: 20, 1: 50, 2: 70, 3: 80}
+LAYER_VALUE = {0: 20, 1: 50, 2: 70, 3: 85}
 UNCHECKED_SOURCE_CAP = 80
 KEY_GAP_CAP = 60
 REVISE_CAP = 50
@@ -432,7 +432,7 @@ def verification_confidence(answered: list[Answered], verdict: Disposition,
                             briefing: Briefing) -> dict[str, Any]:
     """The verification confidence — evidence only, never pushed up to clear a threshold.
 
-    value = min(base, caps), where base = 20 / 50 / 70 / 80 for 0 / 1 / 2 / 3 independent
+    value = min(base, caps), where base = 20 / 50 / 70 / 85 for 0 / 1 / 2 / 3 independent
     layers agreeing (:func:`layers`), and the caps are:
 
     - a tool-gap question left unknown (a needed source not checked): 80;

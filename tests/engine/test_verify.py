@@ -17,6 +17,7 @@ from console.engine.verify import (
     NEEDS_ENGINEER,
     Context,
     Question,
+    audit,
     probe_engineer,
     probe_memory,
     questions,
@@ -341,6 +342,8 @@ SCENARIOS: list[tuple[Recall, str | None, list[SourceUse]]] = [
     (LEXICAL_TWO, None, [SourceUse(source="model m", status="unavailable")]),
     (WRONG_DIRECTION, "checkout", [SourceUse(source="alert", status="truncated")]),
     (recall_of(flushed("INC-1")), "payments-api", []),
+    (PROVEN, "payments-api", [SourceUse(source="model m", status="unavailable"),
+                              SourceUse(source="alert", status="truncated")]),
 ]
 
 
@@ -355,7 +358,7 @@ def test_confidence_never_exceeds_its_caps(recall: Recall, service: str | None,
     conf, asked = result["confidence"], result["questions"]
     unknown = [q for q in asked if q["result"] == "unknown"]
     assert conf["value"] <= conf["cap"]
-    assert conf["value"] <= {0: 20, 1: 50, 2: 70, 3: 80}[conf["layers"]]
+    assert conf["value"] <= {0: 20, 1: 50, 2: 70, 3: 85}[conf["layers"]]
     assert len(conf["gaps"]) == len(unknown)
     if any(q["category"] == "tool_gap" for q in unknown):
         assert conf["value"] <= 80
@@ -366,3 +369,58 @@ def test_confidence_never_exceeds_its_caps(recall: Recall, service: str | None,
     assert conf["value"] <= {"maintain": 100, "undetermined": 100, "revise": 50,
                              "overturn": 30}[result["disposition"]]
     assert str(conf["value"]) in conf["derivation"]
+
+
+def test_a_needed_source_not_checked_keeps_three_layers_at_80() -> None:
+    coverage = [SourceUse(source="model m", status="unavailable"),
+                SourceUse(source="alert", status="truncated")]
+    base = run(PROVEN, coverage=coverage)
+    cause = by_check(base, "recorded cause")["id"]
+    cut = by_check(base, "cut-off part")["id"]
+    one = run(PROVEN, {cause: "yes"}, coverage=coverage)["confidence"]
+    assert (one["layers"], one["value"]) == (3, 80)
+    both = run(PROVEN, {cause: "yes", cut: "yes"}, coverage=coverage)["confidence"]
+    assert (both["layers"], both["value"]) == (3, 85)
+
+
+def test_a_key_question_left_open_is_not_maintained() -> None:
+    """Two layers agree, nothing refuted, but the alert names no service: undetermined."""
+    result = run(PROVEN, service=None)
+    assert result["confidence"]["layers"] == 2
+    assert result["disposition"] == "undetermined"
+    assert result["confidence"]["value"] <= 60
+
+
+def test_a_single_layer_is_not_maintained() -> None:
+    recall = hybrid(recall_of(flushed("INC-1")))
+    result = run(recall)
+    assert not [q for q in result["questions"] if q["result"] == "refuted"]
+    assert result["confidence"]["layers"] == 1
+    assert result["disposition"] == "undetermined"
+    assert 40 <= result["confidence"]["value"] <= 60
+
+
+@pytest.mark.parametrize(("recall", "service", "coverage", "update", "expected"), [
+    (PROVEN, "payments-api", [], {}, set()),
+    (recall_of(flushed("INC-1")), None, [], {}, {("thin_evidence", "single_incident"),
+                                                 ("thin_evidence", "lexical_only")}),
+    (hybrid(recall_of(flushed("INC-1", started_at="2020-01-01T00:00:00+00:00"), flushed("INC-2"),
+                      flushed("INC-3"))), None, [], {}, {("thin_evidence", "stale")}),
+    (PROVEN, "checkout", [], {}, {("suspicious_direction", "other_service")}),
+    (hybrid(WRONG_DIRECTION), None, [], {}, {("thin_evidence", "single_incident"),
+                                             ("suspicious_direction", "worsened")}),
+    (PROVEN, None, [SourceUse(source="embeddings e", status="not_configured"),
+                    SourceUse(source="model", status="not_configured"),
+                    SourceUse(source="alert", status="truncated"),
+                    SourceUse(source="quarantined records", status="excluded", detail="INC-9")],
+     {}, {("tool_gap", "embeddings"), ("tool_gap", "model"), ("tool_gap", "alert_truncated"),
+          ("tool_gap", "quarantined")}),
+    (PROVEN, None, [], {"attempts": [Attempt(n=1, result="rejected", reason="r",
+                                             output_sha256="0" * 64)]},
+     {("degraded_fallback", "rejected_drafts")}),
+])
+def test_audit_classifies_each_doubt(recall: Recall, service: str | None,
+                                     coverage: list[SourceUse], update: dict[str, Any],
+                                     expected: set[tuple[str, str]]) -> None:
+    ctx = Context(_briefing_with(recall, **update), recall, service, NOW, coverage)
+    assert {(d.category, d.kind) for d in audit(ctx)} == expected

@@ -123,6 +123,10 @@ class FakeOllama:
         self.embed_fault: Fault | None = None  # applies to /api/embed
         self.tags_fault: Fault | None = None  # applies to /api/tags and /api/version
         self.slow_delay = 1.0  # seconds Fault.SLOW waits before answering
+        # answer this many /api/embed requests, then hang every later one (None: never):
+        # a deterministic point to interrupt a build at, whatever the machine's load
+        self.embed_hang_after: int | None = None
+        self._embeds = 0
         self.requests: list[dict] = []
         self.abandoned = 0  # responses the client hung up on before they were complete
         self._queue: deque[ChatReply] = deque()
@@ -258,7 +262,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif path in ("/api/chat", "/api/embed") and model not in fake.models:
             self._fault(Fault.MODEL_MISSING, model)
         elif path == "/api/embed":
-            if not self._fault(fake.embed_fault, model):
+            fault = fake.embed_fault
+            with fake._lock:
+                fake._embeds += 1
+                if fake.embed_hang_after is not None and fake._embeds > fake.embed_hang_after:
+                    fault = Fault.HANG
+            if not self._fault(fault, model):
                 inp = body.get("input", "")
                 texts = [inp] if isinstance(inp, str) else list(inp)
                 vecs = [embed_text(t, fake.embed_dim) for t in texts]

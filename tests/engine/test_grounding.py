@@ -170,6 +170,8 @@ def test_a_command_the_memory_never_ran_is_removed_from_every_model_field(phrase
     assert result.summary.startswith(LEAD)
     where = {e.detail.split(":")[0] for e in result.log if e.rule == "command_not_in_records"}
     assert where == {"recommendation 1", "summary", "likely_cause", "warning 1"}
+    assert all(e.detail.endswith("is not in the cited records; its sentence was removed")
+               for e in result.log if e.rule == "command_not_in_records")
 
 
 @pytest.mark.parametrize("phrase", INSTRUCTIONS)
@@ -180,6 +182,8 @@ def test_words_addressed_to_a_model_are_removed_from_every_model_field(phrase: s
     assert phrase not in shown and not looks_like_instructions(shown)
     assert result.summary == f"{LEAD} {REMOVED}"
     assert any(e.rule in ("instruction_removed", "command_not_in_records") for e in result.log)
+    assert all(e.detail.endswith("reads like instructions, not a reading of the evidence; "
+                                 "removed") for e in result.log if e.rule == "instruction_removed")
 
 
 @pytest.mark.parametrize("phrase", BENIGN)
@@ -217,6 +221,8 @@ def test_the_issue_example_is_shown_as_the_stored_fix_only() -> None:
     with pytest.raises(DraftRejected) as rejected:
         guard_draft(raw, recall_of(POOL))
     assert rejected.value.rule == "summary_ungrounded"
+    assert rejected.value.detail == ("nothing of the summary was left after removing commands "
+                                     "and instructions the cited records do not hold")
     kept = json.loads(raw) | {"summary": "Pool exhaustion as in INC-2041."}
     result = guard_draft(json.dumps(kept), recall_of(POOL))
     assert result.recommendations[0].action == POOL.actions[2].action

@@ -378,8 +378,20 @@ def test_steps_are_the_stored_text_of_the_actions_they_cite() -> None:
     stored = {a.action_id: a.action for a in recall_of(POOL).actions}
     assert [(s.text, s.action_id) for s in result.steps] == [
         (stored["INC-2041/A3"], "INC-2041/A3")]
-    assert [r for r in rules(result) if r.startswith("step") or r == "duplicate_citation"] == [
-        "duplicate_citation", "step_uncited", "step_cites_worsened", "step_uncited"]
+    assert [(e.rule, e.detail) for e in result.log
+            if e.rule.startswith("step") or e.rule == "duplicate_citation"] == [
+        ("duplicate_citation", "step 2 repeats INC-2041/A3; dropped"),
+        ("step_uncited", "step 3 cites no recalled action; dropped"),
+        ("step_cites_worsened", "step 4 cites INC-2041/A1, which made things worse; dropped "
+                                "(it is a warning)"),
+        ("step_uncited", "step 5 cites no recalled action; dropped")]
+
+
+def test_a_step_may_cite_by_local_id_and_its_first_recalled_citation_counts() -> None:
+    result = guard(answer([rec(POOL_FIX, ev("INC-2041/A3"))], steps=[
+        {"text": "Drain", "incident_id": "INC-2041", "action_id": "A3"},
+        {"text": "Then", "evidence": [ev("INC-9999/A1"), ev("INC-2041/A2")]}]), POOL)
+    assert [s.action_id for s in result.steps] == ["INC-2041/A3", "INC-2041/A2"]
 
 
 # --- drafts that cannot be used at all ------------------------------------------------

@@ -22,6 +22,9 @@ ACCEPTED: tuple[Accepted, ...] = (
              "equivalent: claim_given defaults to True, so dropping the argument changes nothing"),
     Accepted("console.engine.guards.x_guard_draft", "cited_anything = None",
              "equivalent: None and False are both false, and the flag is only ever tested"),
+    Accepted("console.engine.guards.x_guard_draft", "citations.action(None, e.action_id)",
+             "equivalent: an Evidence's action_id is the recalled action's full id "
+             "(INC-…/A…), which names its incident, so the incident_id argument is never read"),
     Accepted("console.engine.citations.xǁCitationIndexǁaction", '.strip(None)',
              "equivalent: quotes left around an action id are dropped again by _canonical, whose "
              "separators include them"),

@@ -12,6 +12,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -182,22 +183,20 @@ class MemoryIndex:
         self.degraded: str | None = None  # "<fault> at <index dir>" while held in memory
         self._failed: IndexWriteFailed | None = None  # the write that failed, while degraded
         self.state = "closed"  # after open(): fresh | rebuilt | memory
-        self._lock_depth = 0
+        self._lock_owner: int | None = None  # the thread holding the index lock, if any
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
         """Held while the index on disk is checked and written (open, build, update): two
         processes on one data dir take turns, so neither swaps a table out from under the
         other's update. ``fcntl.flock`` on ``.index.lock`` in the data dir (released by the
-        kernel if the process dies), re-entrant within this object. A lock file that cannot
-        be created (a read-only or full disk) is no lock: the write itself then fails by name.
+        kernel if the process dies). Re-entrant in the thread that holds it; another thread
+        (a console's save and a request's repair) opens its own handle, and flock makes it
+        wait as it would another process. A lock file that cannot be created (a read-only or
+        full disk) is no lock: the write itself then fails by name.
         """
-        if self._lock_depth:
-            self._lock_depth += 1
-            try:
-                yield
-            finally:
-                self._lock_depth -= 1
+        if self._lock_owner == threading.get_ident():
+            yield
             return
         try:
             self.index_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -207,10 +206,10 @@ class MemoryIndex:
         try:
             if handle is not None:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            self._lock_depth = 1
+            self._lock_owner = threading.get_ident()
             yield
         finally:
-            self._lock_depth = 0
+            self._lock_owner = None
             if handle is not None:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
                 handle.close()
@@ -439,6 +438,7 @@ class MemoryIndex:
         """A read-only view at the current table version, for one request: a save landing
         meanwhile changes neither the rows it searches nor the statistics it scores with."""
         view = copy.copy(self)
+        view._lock_owner = None  # a view is used by its request's thread: it takes the lock itself
         view.repairs = [self.degraded_notice] if self.degraded_notice else []
         if self._table is not None:
             table = self._connect().open_table(TABLE)

@@ -124,3 +124,34 @@ def test_an_index_build_waits_while_another_process_writes_the_index(
         fcntl.flock(held.fileno(), fcntl.LOCK_UN)
     loading.join(timeout=120)
     assert engine.index is not None and engine.index.state == "rebuilt"
+
+
+def test_another_thread_of_the_same_index_waits_for_the_lock_too(
+        tmp_path: Path, write_incidents: Any, incident: Any) -> None:
+    """One index object, two threads (a console's save and a request's repair): the lock is
+    re-entrant only in the thread that holds it; the other waits (as another process would)."""
+    path = write_incidents([incident("INC-1")])
+    engine = TriageEngine(Settings(incidents_path=path, data_dir=tmp_path / "data",
+                                   embed_model="none"))
+    engine.load()
+    index, memory = engine.index, engine.memory
+    assert index is not None and memory is not None
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with index._writing():
+            with index._writing():  # re-entrant in its own thread: does not wait on itself
+                holding.set()
+                release.wait(timeout=120)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(timeout=120)
+    builder = threading.Thread(target=index.build, args=(memory,))
+    builder.start()
+    builder.join(timeout=2)
+    assert builder.is_alive(), "the second thread wrote the index while the first held it"
+    release.set()
+    holder.join(timeout=120)
+    builder.join(timeout=120)
+    assert not builder.is_alive() and index.state == "rebuilt"

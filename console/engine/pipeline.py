@@ -24,8 +24,8 @@ from console.engine.batch import GroupRecall, batch_entries, strongest
 from console.engine.briefing import Briefing, RecalledRecord, SourceUse, State
 from console.engine.config import Settings
 from console.engine.deterministic import deterministic_briefing, recalled_records, search_info
+from console.engine.grounding import looks_like_instructions
 from console.engine.model_client import ModelClient, Progress
-from console.engine.prompts import looks_like_instructions
 from console.engine.request import BriefingRequest, CancelToken
 from console.engine.steer import SteerResult, run_model
 from store.index import MemoryIndex

@@ -6,10 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from console.engine.grounding import looks_like_instructions
 from store.recall import RecalledAction
-
-__all__ = ["looks_like_instructions"]  # pipeline's import; the detector lives in grounding
 
 GENERATOR_VERSION = "triage-brief/1"
 MAX_ALERT_IN_PROMPT = 4_000

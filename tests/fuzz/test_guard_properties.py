@@ -23,6 +23,7 @@ from console.engine.guards import GuardedDraft, guard_draft
 from store.models import ActionOutcome, Incident
 from store.recall import Recall
 from tests.engine.test_grounding import BENIGN, COMMANDS, INSTRUCTIONS
+from tests.model.conftest import confidence_rule_holds
 from tests.recalls import incident, recall_of
 
 OUTCOMES = [o.value for o in ActionOutcome]
@@ -104,19 +105,6 @@ def drafts(draw: st.DrawFn, recall: Recall) -> str:
     raw = json.dumps(value, ensure_ascii=draw(st.booleans()))
     return draw(st.sampled_from([raw, f"```json\n{raw}\n```", f"Here you go: {raw} hope it helps",
                                  raw[: max(1, len(raw) // 2)]]))
-
-
-def confidence_rule_holds(value: int, proven: int) -> bool:
-    """DESIGN.md's tiers: 0 proven ≤ 30; 1 → 55–74; 2 → 75–89; n ≥ 3 → 88+2n–98."""
-    if not 0 <= value <= 98:
-        return False
-    if proven == 0:
-        return value <= 30
-    if proven == 1:
-        return 55 <= value <= 74
-    if proven == 2:
-        return 75 <= value <= 89
-    return min(98, 88 + 2 * proven) <= value <= 98
 
 
 def no_control_characters(text: str) -> bool:

@@ -20,6 +20,16 @@ def _parser() -> argparse.ArgumentParser:
     brief.add_argument("--group", type=int, metavar="N",
                        help="brief alert group N of a multi-alert payload (as numbered in its "
                             "group list)")
+    brief.add_argument("--verify", nargs="?", const="auto", metavar="always",
+                       help="audit the briefing when its confidence is below 85: questions, "
+                            "probes and a maintain / revise / overturn conclusion "
+                            "(--verify=always: at any confidence)")
+    brief.add_argument("--answer", action="append", default=[], metavar="QID=yes|no|unknown",
+                       help="answer an engineer question of the verification (ids are listed "
+                            "by a run without answers); repeatable")
+    brief.add_argument("--allow-probe", action="append", default=[], metavar="NAME",
+                       help="let the verification run declared probe NAME from probes.yaml "
+                            "(its exact argv is listed by a run without it); repeatable")
     index = commands.add_parser("index", help="bring the index up to date with the incidents")
     index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
     commands.add_parser("check", help="validate the incidents file; list every problem")

@@ -6,19 +6,21 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from console.engine.alert import AlertError, decode_alert, parse_alert, read_alert_file
 from console.engine.config import Settings
 from console.engine.engine import SaveResult, TriageEngine, read_memory
-from console.engine.report import briefing_text
+from console.engine.report import briefing_text, open_question_lines
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from store.errors import TriageError
 from store.loader import IncidentFileError
 
 if TYPE_CHECKING:
     from console.engine.evaluate import EvalReport
+    from console.engine.pipeline import Routed
     from store.embedder import Embedder
     from store.loader import LoadedMemory
 
@@ -44,25 +46,94 @@ def _read_raw_alert(args: argparse.Namespace) -> str:
     return str(args.text)
 
 
+def _verify_mode(args: argparse.Namespace) -> str | None:
+    """``auto``/``always`` from ``--verify[=always]``, None without it. ``--verify TEXT``
+    (argparse took the alert for the option's value) gives the text back to the alert."""
+    mode = getattr(args, "verify", None)
+    if mode is None or mode in ("auto", "always"):
+        return mode
+    if args.text is None and args.alert_file is None:
+        args.text = mode
+        return "auto"
+    raise AlertError(f"--verify={mode!r}: expected --verify or --verify=always")
+
+
 def brief(settings: Settings, args: argparse.Namespace) -> int:
-    """Brief one alert; for a multi-alert payload the strongest group, or ``--group N``."""
+    """Brief one alert; for a multi-alert payload the strongest group, or ``--group N``;
+    with ``--verify``, audit it (console/engine/verification.py)."""
     group = getattr(args, "group", None)
     try:
+        mode = _verify_mode(args)
+        answers: dict[str, str] = {}
+        if mode is not None:
+            from console.engine.verification import parse_answers
+
+            answers = parse_answers(getattr(args, "answer", None) or [])
         alert = parse_alert(_read_raw_alert(args))
         if group is not None:
             alert = alert.for_group(group - 1)  # numbered from 1, as the group list shows
     except AlertError as exc:
         return report_error(exc)
+    except ValueError as exc:
+        return _fail(str(exc))
     engine = TriageEngine(settings)
     try:
-        briefing = engine.brief(alert)
+        routed = engine.brief_routed(alert)
     except IncidentFileError as exc:
         return report_error(exc)
+    briefing, code = routed.briefing, EXIT_OK
+    if mode is not None:
+        verification, code = _verification(engine, routed, mode, answers,
+                                           set(getattr(args, "allow_probe", None) or []))
+        briefing = briefing.model_copy(update={"verification": verification})
     if args.json:
         print(briefing.model_dump_json(indent=2))
     else:
         print(briefing_text(briefing))
-    return EXIT_OK
+    return code
+
+
+def _verification(engine: TriageEngine, routed: Routed, mode: str, answers: dict[str, str],
+                  allowed: set[str]) -> tuple[dict[str, Any], int]:
+    """The ``verification`` of a briefing, and the exit code; what is still open, unknown
+    ids and probes that do not exist go to stderr."""
+    from console.engine.probes import ProbeFileError, load_probes, probes_path
+    from console.engine.verification import (
+        alert_service,
+        failed,
+        needed,
+        not_needed,
+        run_pass,
+    )
+
+    briefing = routed.briefing
+    if mode != "always" and not needed(briefing):
+        return not_needed(briefing), EXIT_OK
+    settings = engine.settings
+    try:
+        probes = load_probes(probes_path(settings.incidents_path))
+    except ProbeFileError as exc:
+        report_error(exc)
+        return failed(exc.title), exc.exit_code
+    declared = {p.name for p in probes}
+    for name in sorted(allowed - declared):
+        print(f"triage: --allow-probe {name}: no probe of that name in "
+              f"{probes_path(settings.incidents_path)}", file=sys.stderr)
+    result, _ = run_pass(briefing, routed.recall,
+                         service=alert_service(routed.alert, engine.known_services()),
+                         data_dir=settings.data_dir,
+                         rerecall=partial(engine.rerecall, routed.alert.text), probes=probes,
+                         answers=answers, allowed=allowed)
+    if result["status"] == "failed":
+        print(f"triage: {result['error']}", file=sys.stderr)
+        return result, EXIT_INTERNAL
+    asked = {q["id"] for q in result["questions"]}
+    for qid in sorted(set(answers) - asked):
+        print(f"triage: --answer {qid}: no question of this verification has that id",
+              file=sys.stderr)
+    for line in open_question_lines(result):
+        print(line, file=sys.stderr)
+    return result, EXIT_OK
 
 
 def index(settings: Settings, args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,13 +14,14 @@ from console.engine.alert import Alert
 from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.config import Settings
 from console.engine.model_client import ModelClient, ModelUnavailable, Progress, is_pulled
-from console.engine.pipeline import Hooks, MemorySnapshot
+from console.engine.pipeline import Hooks, MemorySnapshot, Routed
 from console.engine.request import BriefingRequest
 from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
 from store.errors import TriageError
 from store.index import IndexWriteFailed, MemoryIndex
 from store.loader import IncidentFileError, LoadedMemory, load_incidents
 from store.models import Incident
+from store.recall import Recall, recall
 from store.writer import file_sha256, redact_incident, save_incident, save_lock
 
 
@@ -251,14 +253,32 @@ class TriageEngine:
 
         What loading the memory had to say (an index rebuilt, and why) is part of this
         briefing's notices: a headless caller has no status line or toast to show it."""
-        briefing = self.run(BriefingRequest(alert), Hooks(on_recall, on_progress))
+        return self.brief_routed(alert, on_recall, on_progress).briefing
+
+    def brief_routed(self, alert: Alert,
+                     on_recall: Callable[[list[RecalledRecord]], None] | None = None,
+                     on_progress: Callable[[Progress], None] | None = None) -> Routed:
+        """:meth:`brief`, keeping the alert briefed and the recall it used (for verification)."""
+        routed = self.route(BriefingRequest(alert), Hooks(on_recall, on_progress))
+        briefing = routed.briefing
         search = briefing.search
         loaded = [n for n in self.notices if search is not None and n not in search.notices]
         if not loaded or search is None:
-            return briefing
-        return briefing.model_copy(update={"search": search.model_copy(
-            update={"notices": [*loaded, *search.notices]})})
+            return routed
+        return dataclasses.replace(routed, briefing=briefing.model_copy(update={
+            "search": search.model_copy(update={"notices": [*loaded, *search.notices]})}))
+
+    def rerecall(self, alert_text: str, hidden: frozenset[str]) -> Recall:
+        """Search the memory again for ``alert_text`` as if ``hidden`` were not in it (the
+        verification's independent re-recall); quarantined actions are left out, as always."""
+        snapshot = self.snapshot()
+        again = recall(snapshot.index, alert_text, hidden)
+        return pipeline.without(again, pipeline.quarantine(again))
 
     def run(self, request: BriefingRequest, hooks: Hooks | None = None) -> Briefing:
         """One request through the pipeline (console/engine/pipeline.py reads top to bottom)."""
-        return pipeline.run(request, self.snapshot(), hooks, self.model_client())
+        return self.route(request, hooks).briefing
+
+    def route(self, request: BriefingRequest, hooks: Hooks | None = None) -> Routed:
+        """:meth:`run`, keeping the alert briefed and the recall it used."""
+        return pipeline.route(request, self.snapshot(), hooks, self.model_client())

@@ -73,9 +73,26 @@ class Hooks:
             self._on_progress(progress)
 
 
+@dataclass(frozen=True)
+class Routed:
+    """A briefing with what it was built from: the alert briefed (a batch's chosen group) and
+    the recall every path cited (quarantined actions already removed). Verification audits
+    this recall, never a fresh one that might differ."""
+
+    briefing: Briefing
+    alert: Alert
+    recall: Recall
+
+
 def run(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None = None,
         client: ModelClient | None = None) -> Briefing:
     """The whole pipeline for one request; raises BriefingCancelled if it was cancelled."""
+    return route(request, snapshot, hooks, client).briefing
+
+
+def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None = None,
+          client: ModelClient | None = None) -> Routed:
+    """:func:`run`, keeping the alert briefed and the recall it used."""
     hooks = hooks or Hooks()
     cancel = request.cancel
     cancel.check()
@@ -89,8 +106,9 @@ def run(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None 
     usable = without(recalled, quarantined)
     steered = draft(usable, snapshot, hooks, client, cancel)                    # 3. draft
     cancel.check()
-    return assemble(usable, records, quarantined, notices, steered, snapshot,   # 4. assemble
-                    alert, client, groups)
+    briefing = assemble(usable, records, quarantined, notices, steered,         # 4. assemble
+                        snapshot, alert, client, groups)
+    return Routed(briefing, alert, usable)
 
 
 def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,

@@ -213,6 +213,9 @@ class DeclaredProbe(BaseModel):
     refuted_if: str | None = None
     empty: Result = "unknown"
     empty_means: CleanStr = ""
+    # Asked only for alerts on these services (the alert's label, or the one service of the
+    # memory its text names); empty: for every alert.
+    services: list[CleanStr] = Field(default_factory=list)
 
     @field_validator("params")
     @classmethod

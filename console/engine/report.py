@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from console.engine.briefing import AlertGroup, Briefing
 
 STATE_LABEL = {
@@ -54,6 +56,8 @@ def briefing_text(briefing: Briefing) -> str:
     lines.append(f"  {c.explanation}")
     if briefing.state == "no_prior_incident" and briefing.search and briefing.search.gate:
         lines.append(f"  recall: {briefing.search.gate}")
+    if briefing.verification is not None:
+        lines += ["", *verification_lines(briefing.verification)]
     if briefing.batch:
         lines += ["", *batch_lines(briefing.batch)]
     if briefing.search and briefing.search.notices:
@@ -78,3 +82,47 @@ def batch_lines(batch: list[AlertGroup]) -> list[str]:
 
 def _alerts(count: int) -> str:
     return f"{count} alert{'s' if count != 1 else ''}"
+
+
+def verification_lines(verification: dict[str, Any]) -> list[str]:
+    """The verification below the briefing it audits: disposition, confidence and its
+    derivation, the conclusion, each question with its result, the artifact."""
+    status = verification.get("status")
+    if status == "not_needed":
+        return [f"Verification: {verification['reason']}"]
+    if status == "failed":
+        return [f"Verification: {verification['error']}"]
+    c = verification["confidence"]
+    lines = ["Verification — an audit of the briefing above (which it does not change)",
+             f"  {verification['disposition'].upper()} · verification confidence {c['value']}",
+             f"  {c['derivation']}",
+             f"  {verification['conclusion']}",
+             "  Questions (confirmed supports the briefing, refuted undermines it):"]
+    for q in verification["questions"]:
+        why = f" — {q['missing']}" if q["result"] == "unknown" else ""
+        found = f" — found {q['found']}" if q.get("found") else ""
+        lines.append(f"    [{q['result']:<9}] {q['id']} ({q['probe']}) {q['text']}{why}{found}")
+        if q.get("argv"):
+            lines.append(f"                 argv: {' '.join(q['argv'])}")
+        if q.get("output"):
+            lines += [f"                 | {line}" for line in q["output"].splitlines()[:10]]
+    lines += [f"  skipped probe {s}" for s in verification.get("skipped_probes", [])]
+    lines.append(f"  artifact: {verification['artifact']}")
+    return lines
+
+
+def open_question_lines(verification: dict[str, Any]) -> list[str]:
+    """What a headless run leaves open, and the exact flag that answers each (for stderr)."""
+    waiting = [q for q in verification.get("questions", [])
+               if q["result"] == "unknown" and q["probe"] in ("engineer", "declared")
+               and q["missing"] != "the engineer does not know"]
+    if not waiting:
+        return []
+    lines = [f"triage: verification: {len(waiting)} open question(s) — answer and run again:"]
+    for q in waiting:
+        if q["probe"] == "engineer":
+            lines.append(f"  --answer {q['id']}=yes|no|unknown   {q['text']}")
+        else:
+            lines.append(f"  --allow-probe {q['check']}   {q['text']} "
+                         f"(runs: {' '.join(q.get('argv') or [])})")
+    return lines

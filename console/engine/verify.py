@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -36,7 +36,7 @@ from store.recall import Recall, RecalledAction
 from store.terms import terms
 
 Category = Literal["thin_evidence", "tool_gap", "suspicious_direction", "degraded_fallback"]
-ProbeKind = Literal["memory", "engineer"]
+ProbeKind = Literal["memory", "engineer", "declared"]
 Result = Literal["confirmed", "refuted", "unknown"]
 Disposition = Literal["maintain", "revise", "overturn", "undetermined"]
 
@@ -149,9 +149,17 @@ def questions_for(category: Category, claim: str, probe: ProbeKind, check: str,
 
 @dataclass(frozen=True)
 class ProbeResult:
+    """A probe's answer; ``missing`` says why it is unknown, ``found`` what it found (e.g. the
+    other fix an independent re-recall points to), ``output`` a declared probe's redacted
+    output and ``argv`` the exact command it ran."""
+
     result: Result
     missing: str = ""
     evidence_sha256: str = ""
+    found: str = ""
+    output: str = ""
+    argv: tuple[str, ...] = ()
+    found_action: RecalledAction | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +195,12 @@ class Context:
                                  if (a.incident_id, a.action_id) in ids]
 
     @property
+    def newest(self) -> RecalledAction | None:
+        """The cited action of the lead fix whose incident started last (None: no dates)."""
+        dated = [(s, a) for a in self.lead_actions if (s := _started(a)) is not None]
+        return max(dated, key=lambda pair: pair[0])[1] if dated else None
+
+    @property
     def anchor(self) -> RecalledAction | None:
         """The cited action the lead fix's stored text comes from."""
         return self.lead_actions[0] if self.lead_actions else None
@@ -213,12 +227,12 @@ def audit(ctx: Context) -> list[Doubt]:
             behind = ", ".join(sorted(incidents)) or "none resolved"
             doubts.append(Doubt("thin_evidence", "single_incident",
                                 f"one incident behind the lead fix ({behind})"))
-        stale = [a for a in ctx.lead_actions
-                 if (s := _started(a)) is not None and ctx.now - s > STALE_AFTER]
-        if stale:
+        newest = ctx.newest
+        started = _started(newest) if newest is not None else None
+        if newest is not None and started is not None and ctx.now - started > STALE_AFTER:
             doubts.append(Doubt("thin_evidence", "stale",
-                                f"{stale[0].incident_id} started {stale[0].started_at}, over "
-                                f"{STALE_AFTER.days} days ago"))
+                                f"the newest incident behind the lead fix, {newest.incident_id}, "
+                                f"started {newest.started_at}, over {STALE_AFTER.days} days ago"))
         anchor = ctx.anchor
         if anchor is not None and ctx.alert_service and anchor.service != ctx.alert_service:
             doubts.append(Doubt("suspicious_direction", "other_service",
@@ -275,13 +289,18 @@ def questions(ctx: Context, doubts: list[Doubt]) -> list[Question]:
                           f"Was {anchor.incident_id} found by meaning (vector) as well as by "
                           "words?", "memory", "second_layer", fix))
     kinds = {d.kind for d in doubts}
-    if "stale" in kinds:
+    if "stale" in kinds and (newest := ctx.newest) is not None:
         asked.append(Question("thin_evidence",
-                              f"Did {anchor.incident_id} start within the last "
-                              f"{STALE_AFTER.days} days?", "memory", "evidence_age",
-                              (*fix, ("now", ctx.now.isoformat()))))
-    if "embeddings" in kinds or "lexical_only" in kinds:
-        asked.append(Question("tool_gap",
+                              f"Did {newest.incident_id}, the newest incident behind the fix, "
+                              f"start within the last {STALE_AFTER.days} days?", "memory",
+                              "evidence_age",
+                              (*fix, ("incident", newest.incident_id),
+                               ("action", newest.action_id), ("now", ctx.now.isoformat()))))
+    if kinds & {"embeddings", "lexical_only", "single_incident"}:
+        # A missing meaning layer is a tool gap; one incident alone is thin evidence, widened
+        # along the same direction by the one observer who can: the engineer.
+        gap = bool(kinds & {"embeddings", "lexical_only"})
+        asked.append(Question("tool_gap" if gap else "thin_evidence",
                               f"Do the symptoms of {anchor.incident_id} (“{anchor.symptoms}”) "
                               "match what you see now?", "engineer", "ask", fix, key=True))
     if "model" in kinds:
@@ -370,6 +389,50 @@ def probe_memory(question: Question, ctx: Context) -> ProbeResult:
     return ProbeResult("unknown", f"no memory probe named {question.check!r}")
 
 
+def escalates(doubts: list[Doubt], answered: list[Answered]) -> str | None:
+    """Why an independent re-recall is due, or None: only a suspicious direction in the audit
+    or a refuted key fact — never "there might be a better cause"."""
+    suspicious = [d for d in doubts if d.category == "suspicious_direction"]
+    if suspicious:
+        return f"the audit found a suspicious direction: {suspicious[0].detail}"
+    refuted = [a for a in answered if a.question.key and a.result.result == "refuted"]
+    if refuted:
+        return f"a key fact was refuted: {refuted[0].question.text}"
+    return None
+
+
+def escalation_question(ctx: Context, reason: str) -> Question | None:
+    """The re-recall question, its parameters (the anchors to ignore) fixed before it runs."""
+    anchor, lead = ctx.anchor, ctx.lead
+    if anchor is None or lead is None:
+        return None
+    hidden = sorted({e.incident_id for e in lead.evidence})
+    return Question("suspicious_direction",
+                    f"Does an independent re-recall without {', '.join(hidden)} point to "
+                    f"“{lead.action}” as well?", "memory", "rerecall",
+                    (("fix", lead.action), ("hidden", ",".join(hidden)), ("reason", reason)),
+                    key=True)
+
+
+def probe_rerecall(question: Question, rerecall: Recall | None) -> ProbeResult:
+    """Confirmed when the re-recall (anchors hidden) leads to the same fix in another incident;
+    refuted when it leads to another fix (``found`` names it, stored text and citation)."""
+    if rerecall is None:
+        return ProbeResult("unknown", "the index could not be searched again")
+    fixes = [a for a in rerecall.actions if a.outcome.is_fix]
+    if not fixes:
+        return ProbeResult("unknown", "the re-recall found no other fix that worked",
+                           _evidence(list(rerecall.actions)))
+    best = next((a for a in fixes if a.outcome.is_proof), fixes[0])
+    same = [a for a in fixes if _same_fix(a.action, question.param("fix"))]
+    if same:
+        return ProbeResult("confirmed", evidence_sha256=_evidence(same),
+                           found=f"{same[0].action_id} {same[0].outcome.value}")
+    return ProbeResult("refuted", evidence_sha256=_evidence([best]),
+                       found=f"“{best.action}” ({best.action_id} {best.outcome.value})",
+                       found_action=best)
+
+
 def probe_engineer(question: Question, answers: Mapping[str, str]) -> ProbeResult:
     """yes → confirmed, no → refuted, unknown / no answer → unknown (with what is missing)."""
     answer = answers.get(question.id)
@@ -405,6 +468,8 @@ def layers(answered: list[Answered]) -> list[str]:
         found.append("meaning: found by vector as well as by words")
     if any(a.question.probe == "engineer" and a.result.result == "confirmed" for a in answered):
         found.append("engineer: confirmed on the live system")
+    if any(a.question.probe == "declared" and a.result.result == "confirmed" for a in answered):
+        found.append("probe: a declared probe confirmed it on the live system")
     return found
 
 
@@ -437,8 +502,8 @@ def verification_confidence(answered: list[Answered], verdict: Disposition,
 
     - a tool-gap question left unknown (a needed source not checked): 80;
     - a key question left unknown (a key gap): 60;
-    - nothing new confirmed (no engineer probe confirmed — the memory probes only restate what
-      the briefing already read): the briefing's own confidence;
+    - nothing new confirmed (no engineer or declared probe confirmed — the memory probes only
+      restate what the briefing already read): the briefing's own confidence;
     - ``revise``: 50; ``overturn``: 30 (confidence that the lead fix still stands).
     """
     agreeing = layers(answered)
@@ -447,71 +512,129 @@ def verification_confidence(answered: list[Answered], verdict: Disposition,
     gaps = [f"{a.question.id}: {a.result.missing}" for a in answered
             if a.result.result == "unknown"]
     if any(a.question.category == "tool_gap" and a.result.result == "unknown" for a in answered):
-        caps.append((UNCHECKED_SOURCE_CAP, "a needed source was not checked"))
+        caps.append((UNCHECKED_SOURCE_CAP, "a needed source unchecked"))
     if any(a.question.key and a.result.result == "unknown" for a in answered):
-        caps.append((KEY_GAP_CAP, "a key question is unanswered"))
-    if not any(a.question.probe == "engineer" and a.result.result == "confirmed"
+        caps.append((KEY_GAP_CAP, "a key question open"))
+    if not any(a.question.probe in ("engineer", "declared") and a.result.result == "confirmed"
                for a in answered):
-        caps.append((briefing.confidence.value, "nothing new confirmed: the briefing's own"))
+        caps.append((briefing.confidence.value, "nothing new confirmed (the briefing's own)"))
     if verdict == "revise":
         caps.append((REVISE_CAP, "revise"))
     if verdict == "overturn":
         caps.append((OVERTURN_CAP, "overturn"))
     cap = min([c for c, _ in caps], default=100)
     value = min(base, cap)
-    named = "; ".join(agreeing) or "none"
-    capped = "; ".join(f"{why} → {c}" for c, why in caps) or "no cap"
-    derivation = (f"{len(agreeing)} layer(s) agreeing ({named}) → base {base}; caps: {capped}; "
-                  f"value = min({base}, {cap}) = {value}")
+    named = ", ".join(a.split(":")[0] for a in agreeing) or "none"
+    capped = ", ".join(f"{why} {c}" for c, why in caps) or "none"
+    derivation = (f"{len(agreeing)} layer{'s' if len(agreeing) != 1 else ''} agreeing ({named}) "
+                  f"→ base {base}; caps: {capped} → min = {value}")
     return {"value": value, "layers": len(agreeing), "gaps": gaps, "cap": cap,
             "derivation": derivation}
 
 
+CONCLUSION_PART = 120
+
+
+def _first_sentence(text: str, limit: int = CONCLUSION_PART) -> str:
+    """The first sentence of stored text, at most ``limit`` characters (cut with …)."""
+    first = re.split(r"(?<=[.;])\s", " ".join(text.split()), maxsplit=1)[0].rstrip(".;")
+    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+
+
 def conclusion(ctx: Context, answered: list[Answered], verdict: Disposition) -> str:
-    """One line, "cause → impact → suggestion", from stored text and the dispositions."""
+    """One line, "cause → impact → suggestion", from stored text and the dispositions.
+
+    Cause and impact are the first sentences of the lead fix's incident (its root cause and
+    symptoms) — or, once the direction is overturned and an independent re-recall found
+    another fix, of that fix's incident."""
     anchor, lead = ctx.anchor, ctx.lead
     if anchor is None or lead is None:
         return "no recalled fix to verify → nothing to conclude → follow the runbook"
-    cause = anchor.root_cause or anchor.explanation
-    impact = anchor.symptoms
-    refuted = [a.question.text for a in answered if a.result.result == "refuted"]
+    refuted_all = [a for a in answered if a.result.result == "refuted"]
+    refuted = (f"{len(refuted_all)} of {len(answered)} questions refuted "
+               f"({sum(a.question.key for a in refuted_all)} key)")
     open_ids = [a.question.id for a in answered if a.result.result == "unknown"]
+    other = next((a.result for a in answered
+                  if a.question.check == "rerecall" and a.result.result == "refuted"), None)
+    source = other.found_action if other is not None and other.found_action else anchor
+    if verdict != "overturn":
+        source = anchor
+    cause = _first_sentence(source.root_cause or source.explanation)
+    impact = _first_sentence(source.symptoms)
+    instead = (f"; consider {other.found}, recalled without the first anchors"
+               if other is not None else "")
     suggestion = {
         "maintain": f"apply “{lead.action}” ({anchor.action_id})",
-        "revise": f"re-check “{lead.action}” before applying: {'; '.join(refuted)} — no",
-        "overturn": f"do not apply “{lead.action}”: {'; '.join(refuted)} — no",
+        "revise": (f"re-check “{lead.action}” ({anchor.action_id}) before applying — "
+                   f"{refuted}{instead}"),
+        "overturn": f"do not apply “{lead.action}” ({anchor.action_id}) — {refuted}{instead}",
         "undetermined": ("not settled — answer the open questions "
                          f"({', '.join(open_ids) or 'none'})"),
     }[verdict]
     return f"{cause} → {impact} → {suggestion}"
 
 
-def synthesise(ctx: Context, answered: list[Answered]) -> dict[str, Any]:
+def question_record(answered: Answered) -> dict[str, Any]:
+    """One question as the ``verification`` JSON shows it."""
+    q, r = answered.question, answered.result
+    record: dict[str, Any] = {
+        "id": q.id, "text": q.text, "category": q.category, "probe": q.probe, "check": q.check,
+        "key": q.key, "result": r.result, "missing": r.missing,
+        "evidence_sha256": r.evidence_sha256}
+    if r.found:
+        record["found"] = r.found
+    if q.probe == "declared":
+        record["argv"] = list(r.argv)
+        record["output"] = r.output
+    return record
+
+
+def synthesise(ctx: Context, answered: list[Answered],
+               doubts: list[Doubt] | None = None) -> dict[str, Any]:
+    """The conclusion from the questions' dispositions only: nothing is probed here."""
     verdict = disposition(answered)
     return {
+        "status": "done",
         "disposition": verdict,
         "conclusion": conclusion(ctx, answered, verdict),
         "confidence": verification_confidence(answered, verdict, ctx.briefing),
-        "questions": [{"id": a.question.id, "text": a.question.text,
-                       "category": a.question.category, "probe": a.question.probe,
-                       "result": a.result.result, "missing": a.result.missing,
-                       "evidence_sha256": a.result.evidence_sha256} for a in answered],
+        "audit": [{"category": d.category, "kind": d.kind, "detail": d.detail}
+                  for d in doubts or []],
+        "questions": [question_record(a) for a in answered],
         "artifact": None,
     }
 
 
 def verify(briefing: Briefing, recall: Recall, answers: Mapping[str, str] | None = None,
            *, alert_service: str | None = None, coverage: list[SourceUse] | None = None,
-           now: datetime | None = None) -> dict[str, Any]:
-    """The ``verification`` object of DESIGN.md for ``briefing`` (``artifact`` is None here).
+           now: datetime | None = None,
+           rerecall: Callable[[frozenset[str]], Recall] | None = None) -> dict[str, Any]:
+    """The ``verification`` object of DESIGN.md for ``briefing`` with memory and engineer
+    probes only (``artifact`` is None here; console/engine/verification.py adds declared
+    probes and writes the artifact).
 
     ``coverage`` defaults to the briefing's own; ``now`` (for the age of the evidence) to the
-    current UTC time.
+    current UTC time; ``rerecall(hidden)`` searches the memory again without the ``hidden``
+    incidents (the escalation), None when the index is not at hand.
     """
     ctx = Context(briefing, recall, alert_service, now or datetime.now(UTC),
                   briefing.coverage if coverage is None else coverage)
-    asked = questions(ctx, audit(ctx))
-    given = answers or {}
-    answered = [Answered(q, probe_memory(q, ctx) if q.probe == "memory"
-                         else probe_engineer(q, given)) for q in asked]
-    return synthesise(ctx, answered)
+    doubts = audit(ctx)
+    answered = probe_all(ctx, doubts, questions(ctx, doubts), answers or {}, rerecall)
+    return synthesise(ctx, answered, doubts)
+
+
+def probe_all(ctx: Context, doubts: list[Doubt], asked: list[Question],
+              answers: Mapping[str, str],
+              rerecall: Callable[[frozenset[str]], Recall] | None) -> list[Answered]:
+    """Memory probes, then the escalation if the audit or a refuted key fact calls for it,
+    then the engineer's answers; each question probed exactly once."""
+    answered = [Answered(q, probe_memory(q, ctx)) for q in asked if q.probe == "memory"]
+    reason = escalates(doubts, answered)
+    if reason is not None and (escalation := escalation_question(ctx, reason)) is not None:
+        hidden = frozenset(escalation.param("hidden").split(","))
+        again = rerecall(hidden) if rerecall is not None else None
+        answered.append(Answered(escalation, probe_rerecall(escalation, again)))
+    answered.extend(Answered(q, probe_engineer(q, answers)) for q in asked
+                    if q.probe == "engineer")
+    return answered

@@ -13,10 +13,14 @@ any other, cancelling the running one.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.actions import parse as parse_action
@@ -31,7 +35,7 @@ from console.engine.briefing import RecalledRecord
 from console.engine.config import Settings
 from console.engine.engine import MemoryStatus, TriageEngine
 from console.engine.model_client import Progress
-from console.engine.pipeline import Hooks
+from console.engine.pipeline import Hooks, Routed
 from console.engine.request import BriefingCancelled, BriefingRequest
 from console.ui.keys import Key
 from console.ui.messages import (
@@ -42,13 +46,39 @@ from console.ui.messages import (
     MemoryFailed,
     MemoryLoaded,
     ModelState,
+    ProbeFinished,
     RecallReady,
+    VerificationConcluded,
+    VerificationFailed,
 )
 from console.ui.screens.error import ErrorScreen
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
 from console.ui.screens.postmortem import PostmortemScreen
 from store.errors import TriageError
+
+if TYPE_CHECKING:
+    from console.engine.probes import ProbeRun
+    from console.engine.verification import Declared, Plan
+
+# Declared probes running at once, whoever confirmed them (issue 10: at most 6).
+PROBE_SLOTS = 6
+
+
+@dataclass
+class Verifying:
+    """The verification on screen: the briefing it audits (and what that was built from), its
+    plan, the engineer's answers, the probes run or running. ``seq`` counts answer rounds: a
+    conclusion of an older round arriving late is dropped."""
+
+    id: int
+    routed: Routed
+    plan: Plan | None = None
+    result: dict[str, Any] | None = None
+    answers: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, ProbeRun] = field(default_factory=dict)
+    running: set[str] = field(default_factory=set)
+    seq: int = 0
 
 
 def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -94,6 +124,11 @@ class TriageApp(App[None]):
         self.batch_shown: int | None = None
         self.batch_group: int | None = None
         self.audit = AuditLog(settings.audit_path)
+        # The briefing on screen with its recall, and the verification of it (if any).
+        self.shown: Routed | None = None
+        self.verifying: Verifying | None = None
+        self._last_verification_id = 0
+        self._probe_slots = threading.BoundedSemaphore(PROBE_SLOTS)
 
     def on_mount(self) -> None:
         # The main screen asks for the memory after its first paint (see MainScreen.on_mount).
@@ -132,7 +167,7 @@ class TriageApp(App[None]):
             self.post_message(DraftProgress(progress, request.id))
 
         try:
-            briefing = self.engine.run(request, Hooks(on_recall, on_progress, self.audit))
+            routed = self.engine.route(request, Hooks(on_recall, on_progress, self.audit))
         except BriefingCancelled:
             self.audit.append({"event": "briefing_cancelled", "request": request.id})
             return
@@ -141,7 +176,61 @@ class TriageApp(App[None]):
             # The problems are on screen already (MemoryFailed); this only ends the request.
             self.post_message(BriefingFailed("", request.id))
             return
-        self.post_message(BriefingReady(briefing, request.id))
+        self.post_message(BriefingReady(routed.briefing, request.id, routed))
+
+    @work(thread=True, group="verify", exit_on_error=False)
+    def verify_plan(self, verification_id: int, routed: Routed) -> None:
+        """Plan a verification (memory probes, re-recall) and conclude it with no answers."""
+        from console.engine.probes import ProbeFileError, load_probes, probes_path
+        from console.engine.verification import alert_service, plan
+
+        try:
+            probes = load_probes(probes_path(self.settings.incidents_path))
+        except ProbeFileError as exc:
+            self.post_message(VerificationFailed(exc.render(), verification_id))
+            return
+        try:
+            made = plan(routed.briefing, routed.recall,
+                        service=alert_service(routed.alert, self.engine.known_services()),
+                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes)
+        except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
+            self.post_message(VerificationFailed(f"verification failed: {type(exc).__name__}: "
+                                                 f"{str(exc)[:200]}", verification_id))
+            return
+        self._conclude(verification_id, 0, made, {}, {}, routed)
+
+    @work(thread=True, group="verify", exit_on_error=False)
+    def verify_conclude(self, verification_id: int, seq: int, made: Plan,
+                        answers: dict[str, str], runs: dict[str, ProbeRun],
+                        routed: Routed) -> None:
+        # The plan is the App's: the worker concludes on its own copy and posts that back.
+        self._conclude(verification_id, seq, dataclasses.replace(
+            made, answered=list(made.answered)), answers, runs, routed)
+
+    def _conclude(self, verification_id: int, seq: int, made: Plan, answers: dict[str, str],
+                  runs: dict[str, ProbeRun], routed: Routed) -> None:
+        """(On a worker thread.) Synthesis and the artifact; posts the result or the failure."""
+        from console.engine.verification import conclude, escalate_late, write_artifact
+
+        try:
+            escalate_late(made, answers, runs, partial(self.engine.rerecall, routed.alert.text))
+            result = write_artifact(conclude(made, answers, runs), routed.briefing,
+                                    routed.recall, self.settings.data_dir)
+        except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
+            result = {"status": "failed",
+                      "error": f"verification failed: {type(exc).__name__}: {str(exc)[:200]}"}
+        if result["status"] == "failed":
+            self.post_message(VerificationFailed(result["error"], verification_id))
+        else:
+            self.post_message(VerificationConcluded(made, result, verification_id, seq))
+
+    @work(thread=True, group="verify-probe", exit_on_error=False)
+    def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
+        from console.engine.probes import run_probe
+
+        with self._probe_slots:
+            run = run_probe(declared.probe, declared.argv, confirmed=True)
+        self.post_message(ProbeFinished(question_id, run, verification_id))
 
     # --- what screens and keys ask of the App ------------------------------------------------
 
@@ -253,6 +342,12 @@ class TriageApp(App[None]):
         shown = next((i for i, group in enumerate(batch) if group.selected), None)
         self.batch_alert = request.alert if batch and request.alert.groups else None
         self.batch_shown = self.batch_group = shown if self.batch_alert else None
+        self.shown = message.routed
+        if self.verifying is not None:
+            # A verification audits the briefing it was opened on, never another one.
+            self.verifying = None
+            if self.main_screen is not None:
+                self.main_screen.close_verification()
         if self.main_screen is not None:
             self.main_screen.show_briefing(message.briefing)
 
@@ -262,6 +357,98 @@ class TriageApp(App[None]):
             self.batch_group = self.batch_shown
             if message.reason and self.main_screen is not None:
                 self.main_screen.show_failure(message.reason)
+
+    # --- verification: the App owns it; the panel renders it ---------------------------------
+
+    def verify_briefing(self) -> None:
+        """F6: open the verification of the briefing on screen beside it (or close it)."""
+        main = self.main_screen
+        if main is None:
+            return
+        if main.verification_open:
+            main.close_verification()
+            return
+        if self.shown is None or self.request is not None:
+            self.notify("Nothing to verify yet: brief an alert (Enter in the alert box) and wait "
+                        "for its briefing, then press F6.", title="Verify", timeout=5)
+            return
+        current = self.verifying
+        if current is not None and current.routed is self.shown and current.result is not None:
+            main.open_verification()
+            self._show_verification(current)
+            return
+        self._last_verification_id += 1
+        self.verifying = Verifying(self._last_verification_id, self.shown)
+        main.open_verification("Auditing the briefing: memory probes and, if the direction "
+                               "looks wrong, an independent re-recall…")
+        self.verify_plan(self.verifying.id, self.shown)
+
+    def _current_verification(self, verification_id: int, what: str) -> Verifying | None:
+        current = self.verifying
+        if current is not None and current.id == verification_id:
+            return current
+        self.audit.append({"event": "stale_result_dropped", "what": what,
+                           "verification": verification_id,
+                           "current": current.id if current else None})
+        return None
+
+    def _show_verification(self, current: Verifying) -> None:
+        if self.main_screen is None or current.result is None:
+            return
+        value = current.routed.briefing.confidence.value
+        note = (f"confidence {value} ≥ 85: verification was not needed — run on request"
+                if value >= 85 else "")
+        self.main_screen.show_verification(
+            current.result, dict.fromkeys(current.running, "running"), note)
+
+    def answer_question(self, question_id: str, answer: str) -> None:
+        current = self.verifying
+        if current is None or current.plan is None:
+            return
+        current.answers[question_id] = answer
+        self._reconclude(current)
+
+    def confirm_probe(self, question_id: str) -> None:
+        """The engineer saw the argv and pressed c: run that probe, once."""
+        current = self.verifying
+        if current is None or current.plan is None or question_id in current.running \
+                or question_id in current.runs:
+            return
+        declared = next((d for d in current.plan.declared if d.question.id == question_id), None)
+        if declared is None:
+            return
+        current.running.add(question_id)
+        self._show_verification(current)
+        self.verify_probe(current.id, question_id, declared)
+
+    def _reconclude(self, current: Verifying) -> None:
+        assert current.plan is not None
+        current.seq += 1
+        self.verify_conclude(current.id, current.seq, current.plan, dict(current.answers),
+                             dict(current.runs), current.routed)
+
+    def on_verification_concluded(self, message: VerificationConcluded) -> None:
+        current = self._current_verification(message.verification_id, "verification")
+        if current is None or message.seq != current.seq:
+            return
+        current.plan, current.result = message.plan, message.result
+        self._show_verification(current)
+
+    def on_verification_failed(self, message: VerificationFailed) -> None:
+        current = self._current_verification(message.verification_id, "verification failure")
+        if current is None:
+            return
+        self.verifying = None  # F6 twice runs it again from the start
+        if self.main_screen is not None:
+            self.main_screen.verification_failed(message.reason)
+
+    def on_probe_finished(self, message: ProbeFinished) -> None:
+        current = self._current_verification(message.verification_id, "probe")
+        if current is None:
+            return
+        current.running.discard(message.question_id)
+        current.runs[message.question_id] = message.run
+        self._reconclude(current)
 
     def saved(self, status: MemoryStatus, incident_id: str) -> None:
         """A postmortem was saved: the memory status follows."""
@@ -286,6 +473,12 @@ class TriageApp(App[None]):
             if event.worker.group == "brief":
                 self.request = None
                 self.batch_group = self.batch_shown
+            if event.worker.group.startswith("verify"):
+                self.verifying = None
+                if self.main_screen is not None:
+                    self.main_screen.verification_failed(
+                        f"verification failed: {type(error).__name__}: {error}")
+                return
             self.push_screen(ErrorScreen(
                 f"Something went wrong in {event.worker.name or 'a background task'}",
                 f"{type(error).__name__}: {error}\n\nIf it persists, run `triage index --rebuild` "

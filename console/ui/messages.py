@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -10,6 +11,11 @@ from console.engine.briefing import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus
 from console.engine.model_client import Progress
 from store.errors import TriageError
+
+if TYPE_CHECKING:
+    from console.engine.pipeline import Routed
+    from console.engine.probes import ProbeRun
+    from console.engine.verification import Plan
 
 
 @dataclass
@@ -53,6 +59,7 @@ class RecallReady(Message):
 class BriefingReady(Message):
     briefing: Briefing
     request_id: int
+    routed: Routed | None = None  # what it was built from (the recall verification audits)
 
 
 @dataclass
@@ -72,3 +79,27 @@ class DraftProgress(Message):
 
     progress: Progress
     request_id: int
+
+
+@dataclass
+class VerificationConcluded(Message):
+    """A verification pass (re)concluded: the plan as it now stands (the re-recall may have
+    joined it) and the result, for verification ``verification_id``, answer round ``seq``."""
+
+    plan: Plan
+    result: dict[str, Any]
+    verification_id: int
+    seq: int
+
+
+@dataclass
+class VerificationFailed(Message):
+    reason: str
+    verification_id: int
+
+
+@dataclass
+class ProbeFinished(Message):
+    question_id: str
+    run: ProbeRun
+    verification_id: int

@@ -346,7 +346,7 @@ async def test_edit_a_recalled_incident_replaces_its_block(tmp_path: Path,
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         assert not isinstance(app.screen, PostmortemScreen)
-        assert "36 incidents" in text_of(app, "#status-line")
+        assert "38 incidents" in text_of(app, "#status-line")
     after = yaml.safe_load(incidents.read_text(encoding="utf-8"))
     assert [i["id"] for i in after] == [i["id"] for i in before]
     for old, new in zip(before, after, strict=True):

@@ -5,7 +5,7 @@ It renders what the App decides (see console/ui/app.py) and turns keys into requ
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -26,6 +26,7 @@ from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.status_line import StatusLine
+from console.ui.widgets.verification_panel import VerificationPanel
 
 if TYPE_CHECKING:
     from console.ui.app import TriageApp
@@ -43,8 +44,12 @@ class MainScreen(Screen[None]):
             tooltip="Browse recalled records", id="focus-recalled"),
         Key("f5", "reload_memory", "Reload", title="Reload memory",
             tooltip="Re-read the incidents file", id="reload-memory"),
+        Key("f6", "verify", "Verify", title="Verify the briefing",
+            tooltip="Audit the briefing beside it: falsifiable questions, probes, maintain / "
+                    "revise / overturn (F6 again closes)", id="verify"),
         Key("ctrl+r", "record_postmortem", "Record postmortem",
-                tooltip="Record a postmortem; symptoms and service start from the alert",
+                tooltip="Record a postmortem; symptoms and service start from the alert (with "
+                        "the verification open, its results come along as action rows)",
                 id="record-postmortem"),
         Key("escape", "cancel_briefing", "Cancel briefing", show=False,
                 tooltip="Stop preparing the current briefing", id="cancel-briefing"),
@@ -74,6 +79,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="left"):
                 yield BriefingPane(id="briefing")
                 yield ConfidencePanel(id="confidence")
+            yield VerificationPanel(id="verification")
             yield RecalledSidebar(id="recalled")
         yield Footer()
 
@@ -187,6 +193,41 @@ class MainScreen(Screen[None]):
             style="bold yellow"))
         self.show_status("cancelled")
 
+    # --- the verification panel, beside the briefing --------------------------------------
+
+    @property
+    def verification_open(self) -> bool:
+        return self.query_one("#panes").has_class("-verifying")
+
+    def open_verification(self, working: str | None = None) -> None:
+        """Show the panel beside the briefing (the recalled list makes room)."""
+        self.query_one("#panes").add_class("-verifying")
+        panel = self.query_one(VerificationPanel)
+        if working is not None:
+            panel.show_working(working)
+        panel.question_list.focus()
+
+    def show_verification(self, result: dict[str, Any], states: dict[str, str],
+                          not_needed: str = "") -> None:
+        self.query_one(VerificationPanel).show_result(result, states, not_needed)
+        self.refresh_bindings()
+
+    def verification_failed(self, reason: str) -> None:
+        self.query_one(VerificationPanel).show_failure(reason)
+
+    def close_verification(self) -> None:
+        if self.verification_open:
+            self.query_one("#panes").remove_class("-verifying")
+            self.query_one(BriefingPane).focus()
+
+    @on(VerificationPanel.Answered)
+    def answer_question(self, event: VerificationPanel.Answered) -> None:
+        self.triage_app.answer_question(event.question_id, event.answer)
+
+    @on(VerificationPanel.ProbeConfirmed)
+    def confirm_probe(self, event: VerificationPanel.ProbeConfirmed) -> None:
+        self.triage_app.confirm_probe(event.question_id)
+
     @on(Input.Submitted, "#alert-input")
     def submit_alert(self, event: Input.Submitted) -> None:
         self.triage_app.submit_alert(event.value)
@@ -213,13 +254,23 @@ class MainScreen(Screen[None]):
 
     # --- key actions ------------------------------------------------------------------
 
+    def action_verify(self) -> None:
+        self.triage_app.verify_briefing()
+
     def action_record_postmortem(self) -> None:
         alert_text = self.query_one("#alert-input", Input).value
         app = self.triage_app
         if app.batch_alert is not None and app.batch_shown is not None:
             # A postmortem is of the group briefed, not of the payload's first group.
             alert_text = app.batch_alert.groups[app.batch_shown].text
-        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text))
+        carried = None
+        verifying = app.verifying
+        if self.verification_open and verifying is not None and verifying.result is not None:
+            from console.engine.verification import carry_rows
+
+            carried = carry_rows(verifying.result, verifying.routed.briefing)
+        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
+                                               carried=carried))
 
     def action_edit_incident(self) -> None:
         record = self._highlighted_record()

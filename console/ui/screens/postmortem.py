@@ -21,7 +21,7 @@ from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.ui.keys import Key
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
-from store.models import Incident
+from store.models import Action, Incident
 from store.writer import FileChangedOnDisk, SaveFailed, SaveRefused
 
 DISCARD_WINDOW = 4.0  # seconds in which a second Esc discards a changed form
@@ -95,10 +95,13 @@ class PostmortemScreen(Screen[SaveResult | None]):
         heading: str | None = None  # when the disk refused the write: what happened, where
 
     def __init__(self, engine: TriageEngine, *, alert_text: str = "",
-                 editing: Incident | None = None) -> None:
+                 editing: Incident | None = None, carried: list[Action] | None = None) -> None:
+        """``carried``: action rows brought from a verification (see
+        console/engine/verification.py carry_rows), for a new incident only."""
         super().__init__()
         self.engine = engine
         self.editing = editing
+        self.carried = carried if editing is None and carried else None
         self.prefilled: list[str] = []
         self.initial = self._initial_values(alert_text)
         self.saving = False
@@ -131,7 +134,8 @@ class PostmortemScreen(Screen[SaveResult | None]):
         kinds = sorted({a.kind for i in (memory.incidents if memory else []) for a in i.actions
                         if a.kind})
         yield Static(self._heading(), markup=False, id="pm-heading")
-        yield PostmortemForm(self.initial, actions=self.editing.actions if self.editing else None,
+        yield PostmortemForm(self.initial, actions=self.editing.actions if self.editing
+                             else self.carried,
                              id_locked=self.editing is not None,
                              services=self.engine.known_services(), kinds=kinds,
                              id_problem=self.id_problem, id="pm-form")
@@ -152,6 +156,10 @@ class PostmortemScreen(Screen[SaveResult | None]):
         if self.prefilled:
             text.append(f"\nPre-filled from the alert: {', '.join(self.prefilled)} — check "
                         "them before saving.", style="yellow")
+        if self.carried:
+            text.append(f"\nCarried from the verification: {len(self.carried)} action rows "
+                        "(kind verify; a refuted fix's outcome is pre-filled, unconfirmed) — "
+                        "accept or change each before saving.", style="yellow")
         return text
 
     def on_mount(self) -> None:

@@ -414,8 +414,8 @@ def carry_rows(result: Mapping[str, Any], briefing: Briefing) -> list[Action]:
         rows.append(Action(
             id=f"A{len(rows) + 1}", action=f"Verified: {q['text']}", outcome=ActionOutcome.NO_EFFECT,
             kind=CARRIED_KIND,
-            explanation=f"{q['result']} by {q['probe']} probe {q['check']}{found} "
-                        f"(evidence sha256 {q['evidence_sha256'][:16] or 'none'})"))
+            explanation=f"{q['text']} — {q['result']} by the {q['probe']} probe {q['check']}"
+                        f"{found} (evidence sha256 {q['evidence_sha256'][:16] or 'none'})"))
     refuted = [q for q in result.get("questions", [])
                if q["result"] == "refuted" and q["check"] in _KEY_FACTS_OF_THE_FIX]
     if refuted and briefing.recommendations:

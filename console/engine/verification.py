@@ -20,6 +20,7 @@ synthesis). This module runs it for a real briefing:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -340,7 +341,8 @@ def write_artifact(result: dict[str, Any], briefing: Briefing, recall: Recall,
         os.replace(tmp, path)
         VerificationArtifact.model_validate_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # e.g. the folder is a file: nothing to clean up
+            tmp.unlink(missing_ok=True)
         return failed(f"the artifact could not be written ({exc.strerror or exc}: {folder})")
     except ValidationError as exc:
         return failed(f"the artifact read back is not valid ({_first_error(exc)}: {path})")

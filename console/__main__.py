@@ -50,7 +50,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _verify_value_problem(argv: Sequence[str]) -> str | None:
+    """argparse reads ``--verify X`` and ``--verify=X`` alike (``X`` may be the alert); only the
+    ``=`` form is surely meant as the option's value, so only it is checked here."""
+    for item in argv:
+        if item == "--":
+            return None
+        if item.startswith("--verify="):
+            value = item.partition("=")[2]
+            if value not in ("always", "auto"):
+                return f"--verify={value!r}: expected --verify or --verify=always"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    problem = _verify_value_problem(sys.argv[1:] if argv is None else argv)
+    if problem is not None:
+        print(f"triage: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     args = _parser().parse_args(argv)
     from console.engine.config import Settings
 

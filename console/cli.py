@@ -64,6 +64,8 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
     group = getattr(args, "group", None)
     try:
         mode = _verify_mode(args)
+        if mode is None and (getattr(args, "answer", None) or getattr(args, "allow_probe", None)):
+            raise ValueError("--answer and --allow-probe answer a verification: add --verify")
         answers: dict[str, str] = {}
         if mode is not None:
             from console.engine.verification import parse_answers
@@ -123,7 +125,7 @@ def _verification(engine: TriageEngine, routed: Routed, mode: str, answers: dict
                          service=alert_service(routed.alert, engine.known_services()),
                          data_dir=settings.data_dir,
                          rerecall=partial(engine.rerecall, routed.alert.text), probes=probes,
-                         answers=answers, allowed=allowed)
+                         answers=answers, allowed=allowed, client=engine.model_client())
     if result["status"] == "failed":
         print(f"triage: {result['error']}", file=sys.stderr)
         return result, EXIT_INTERNAL

@@ -237,11 +237,6 @@ def test_not_needed_at_85_or_more_unless_always(tmp_path: Path) -> None:
     assert Path(v["artifact"]).is_file()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: the engineer question quotes INC-1619's root cause, which holds "
-    "'(amount replaced by … currency)'; verify._QUOTED hides '(“…currency)' as one object, "
-    "the rest of the quote splits at 'and', Question refuses it as bundled and the whole "
-    "verification fails (exit 1)"))
 def test_verify_always_runs_on_the_bundled_keyerror_family(data_dir: Path) -> None:
     result = run_cli("brief", "--verify=always", KEYERROR, "--json", data_dir=data_dir)
     doc = json.loads(result.stdout)
@@ -475,3 +470,15 @@ def test_text_output_shows_the_verification_section(data_dir: Path) -> None:
     assert path.is_file()
     assert path.resolve().parent == (data_dir / "verifications").resolve()
     assert json.loads(path.read_text(encoding="utf-8"))["disposition"] == "overturn"
+
+
+def test_answers_without_verify_are_refused_not_ignored(data_dir: Path) -> None:
+    result = run_cli("brief", "--answer", "abcdef012345=yes", MAINTAIN, data_dir=data_dir)
+    assert_clean_failure(result, 2)
+    assert "add --verify" in result.stderr
+
+
+def test_an_unknown_verify_value_with_no_alert_is_refused(data_dir: Path) -> None:
+    result = run_cli("brief", "--verify=sometimes", "--json", data_dir=data_dir)
+    assert_clean_failure(result, 2)
+    assert "--verify='sometimes'" in result.stderr

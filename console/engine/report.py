@@ -102,11 +102,14 @@ def verification_lines(verification: dict[str, Any]) -> list[str]:
         why = f" — {q['missing']}" if q["result"] == "unknown" else ""
         found = f" — found {q['found']}" if q.get("found") else ""
         lines.append(f"    [{q['result']:<9}] {q['id']} ({q['probe']}) {q['text']}{why}{found}")
+        if q.get("phrased"):
+            lines.append(f"                 the model's words: {q['phrased']}")
         if q.get("argv"):
             lines.append(f"                 argv: {' '.join(q['argv'])}")
         if q.get("output"):
             lines += [f"                 | {line}" for line in q["output"].splitlines()[:10]]
     lines += [f"  skipped probe {s}" for s in verification.get("skipped_probes", [])]
+    lines += [f"  model: {line}" for line in verification.get("model_log", [])]
     lines.append(f"  artifact: {verification['artifact']}")
     return lines
 

@@ -35,9 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from console.engine.alert import Alert
 from console.engine.audit import AuditLog
 from console.engine.briefing import Briefing
+from console.engine.model_client import ModelClient
 from console.engine.probes import (
     DeclaredProbe,
-    ProbeParamError,
     ProbeRun,
     render_argv,
     run_all,
@@ -125,6 +125,10 @@ class Plan:
     engineer: list[Question]
     declared: list[Declared]
     skipped: list[str] = field(default_factory=list)
+    # The model's plainer wording of questions (by id; shown as its words) and what its
+    # answer's guards dropped or refused (console/engine/verify_model.py).
+    phrased: dict[str, str] = field(default_factory=dict)
+    model_log: list[str] = field(default_factory=list)
 
     def open_questions(self, answers: Mapping[str, str],
                        runs: Mapping[str, ProbeRun]) -> list[Question]:
@@ -137,10 +141,19 @@ def _fill(probe: DeclaredProbe, known: Mapping[str, str]) -> dict[str, str]:
     return {name: known[name] for name in probe.params if name in known}
 
 
+def _declare(probe: DeclaredProbe, params: Mapping[str, str]) -> Declared:
+    """A declared probe as a question; ProbeParamError / ValueError (bundled) if it can't be."""
+    argv = render_argv(probe, params)
+    question = Question(probe.category, probe_question_text(probe, params), "declared",
+                        probe.name, tuple(sorted(params.items())))
+    return Declared(question, probe, tuple(argv))
+
+
 def plan(briefing: Briefing, recall: Recall, *, service: str | None, now: datetime | None = None,
          rerecall: Callable[[frozenset[str]], Recall] | None = None,
-         probes: Sequence[DeclaredProbe] = ()) -> Plan:
-    """Audit, ask, run the memory probes and (if due) the re-recall; declare the rest."""
+         probes: Sequence[DeclaredProbe] = (), client: ModelClient | None = None) -> Plan:
+    """Audit, ask, run the memory probes and (if due) the re-recall; declare the rest. With a
+    ``client``, the model may phrase questions and pick declared probes (guarded)."""
     ctx = Context(briefing, recall, service, now or datetime.now(UTC), briefing.coverage)
     doubts = audit(ctx)
     asked = questions(ctx, doubts)
@@ -157,20 +170,38 @@ def plan(briefing: Briefing, recall: Recall, *, service: str | None, now: dateti
     for probe in probes if ctx.lead is not None else ():
         if probe.services and (service is None or service not in probe.services):
             continue
-        params = _fill(probe, known)
         try:
-            argv = render_argv(probe, params)
-            text = probe_question_text(probe, params)
-            question = Question(probe.category, text, "declared", probe.name,
-                                tuple(sorted(params.items())))
-        except ProbeParamError as exc:
+            declared.append(_declare(probe, _fill(probe, known)))
+        except ValueError as exc:  # ProbeParamError, or a question the values made bundled
             skipped.append(f"{probe.name}: {exc}")
+    made = Plan(ctx, doubts, answered, engineer, declared, skipped)
+    if client is not None and ctx.lead is not None:
+        _assist(made, client, probes, recall, service)
+    return made
+
+
+def _assist(made: Plan, client: ModelClient, probes: Sequence[DeclaredProbe], recall: Recall,
+            service: str | None) -> None:
+    from console.engine.verify_model import assist
+
+    asked = [*(a.question for a in made.answered), *made.engineer,
+             *(d.question for d in made.declared)]
+    helped = assist(client, asked, probes, recall)
+    made.phrased, made.model_log = helped.phrased, helped.log
+    have = {d.question.id for d in made.declared}
+    for probe, params in helped.picks:
+        if probe.services and (service is None or service not in probe.services):
+            made.model_log.append(f"refused a probe pick: {probe.name} is declared for "
+                                  f"{', '.join(probe.services)} only")
             continue
-        except ValueError as exc:  # a bundled question in probes.yaml
-            skipped.append(f"{probe.name}: {exc}")
+        try:
+            picked = _declare(probe, params)
+        except ValueError as exc:
+            made.model_log.append(f"refused a probe pick: {probe.name}: {exc}")
             continue
-        declared.append(Declared(question, probe, tuple(argv)))
-    return Plan(ctx, doubts, answered, engineer, declared, skipped)
+        if picked.question.id not in have:
+            have.add(picked.question.id)
+            made.declared.append(picked)
 
 
 # --- answers ---------------------------------------------------------------------------------
@@ -225,6 +256,11 @@ def conclude(plan: Plan, answers: Mapping[str, str],
     """Synthesis from the dispositions: the memory probes already run, the engineer's answers,
     the declared probes' runs. Nothing is probed here."""
     result = synthesise(plan.ctx, answered(plan, answers, runs), plan.doubts)
+    for question in result["questions"]:
+        if question["id"] in plan.phrased:
+            question["phrased"] = plan.phrased[question["id"]]
+    if plan.model_log:
+        result["model_log"] = list(plan.model_log)
     if plan.skipped:
         result["skipped_probes"] = list(plan.skipped)
     return result
@@ -255,6 +291,7 @@ class ArtifactQuestion(_Strict):
     found: str = ""
     argv: list[str] | None = None
     output: str | None = None
+    phrased: str = ""  # the model's plainer wording, guarded (never the question itself)
 
     @model_validator(mode="after")
     def _unknown_says_why(self) -> ArtifactQuestion:
@@ -290,6 +327,7 @@ class VerificationArtifact(_Strict):
     audit: list[ArtifactDoubt]
     questions: list[ArtifactQuestion]
     skipped_probes: list[str] = Field(default_factory=list)
+    model_log: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> VerificationArtifact:
@@ -325,7 +363,8 @@ def write_artifact(result: dict[str, Any], briefing: Briefing, recall: Recall,
             recall_sha256=recall_digest(recall), disposition=result["disposition"],
             conclusion=result["conclusion"], confidence=result["confidence"],
             audit=result["audit"], questions=result["questions"],
-            skipped_probes=result.get("skipped_probes", []))
+            skipped_probes=result.get("skipped_probes", []),
+            model_log=result.get("model_log", []))
     except ValidationError as exc:
         return failed(f"the result is not a valid artifact ({_first_error(exc)})")
     folder = data_dir / ARTIFACT_DIR
@@ -380,13 +419,13 @@ def run_pass(briefing: Briefing, recall: Recall, *, service: str | None, data_di
              rerecall: Callable[[frozenset[str]], Recall] | None = None,
              probes: Sequence[DeclaredProbe] = (), answers: Mapping[str, str] | None = None,
              allowed: set[str] | None = None, now: datetime | None = None,
-             ) -> tuple[dict[str, Any], Plan | None]:
+             client: ModelClient | None = None) -> tuple[dict[str, Any], Plan | None]:
     """One whole pass: plan, run the allowed declared probes, conclude, write the artifact.
 
     Never raises: a crash anywhere is a ``failed`` verification (the briefing stands)."""
     try:
         made = plan(briefing, recall, service=service, now=now, rerecall=rerecall,
-                    probes=probes)
+                    probes=probes, client=client)
         runs = run_confirmed(made, allowed or set())
         escalate_late(made, answers or {}, runs, rerecall)
         result = conclude(made, answers or {}, runs)

@@ -64,8 +64,12 @@ _JOINT = re.compile(r"(\s*(?:;|,?\s+and\s+|,\s+(?=(?:did|does|do|is|was|are|were
                     re.IGNORECASE)
 
 
-# Quoted text (a stored action, a symptom) is one object: never split inside it.
-_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|\([^)]*\)")
+# Quoted text (a stored action, a symptom) is one object: never split inside it. Quotes are
+# hidden before parentheses, so a quote holding "(…)" — or a parenthesis holding a quote —
+# stays whole.
+_QUOTES = re.compile(r"“[^”]*”|\"[^\"]*\"")
+_PARENS = re.compile(r"\([^()]*\)")
+_HIDDEN = re.compile(r"\x00(\d+)\x00")
 
 
 def _has_verb(clause: str) -> bool:
@@ -93,7 +97,9 @@ def split_claim(text: str) -> list[str]:
         quoted.append(match.group(0))
         return f"\x00{len(quoted) - 1}\x00"
 
-    body = _QUOTED.sub(hide, whole.rstrip("?").strip())
+    body = _QUOTES.sub(hide, whole.rstrip("?").strip())
+    while _PARENS.search(body):  # innermost first: "(a (b) c)" is one object
+        body = _PARENS.sub(hide, body)
     parts = [body]
     pieces = _JOINT.split(body)  # clause, joint, clause, joint, …
     if len(pieces) > 1:
@@ -104,8 +110,12 @@ def split_claim(text: str) -> list[str]:
             else:
                 merged[-1] = f"{merged[-1]}{joint}{piece}"
         parts = merged
-    cleaned = [re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], p).strip(" ,")
-               for p in parts if p.strip()]
+    def show(part: str) -> str:
+        while _HIDDEN.search(part):  # a hidden object may hold hidden objects
+            part = _HIDDEN.sub(lambda m: quoted[int(m.group(1))], part)
+        return part
+
+    cleaned = [show(p).strip(" ,") for p in parts if p.strip()]
     if len(cleaned) < 2:
         return [whole]
     return [f"{p[0].upper()}{p[1:]}{'?' if question else ''}" for p in cleaned]

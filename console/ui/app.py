@@ -192,7 +192,8 @@ class TriageApp(App[None]):
         try:
             made = plan(routed.briefing, routed.recall,
                         service=alert_service(routed.alert, self.engine.known_services()),
-                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes)
+                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes,
+                        client=self.engine.model_client())
         except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
             self.post_message(VerificationFailed(f"verification failed: {type(exc).__name__}: "
                                                  f"{str(exc)[:200]}", verification_id))

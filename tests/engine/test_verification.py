@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from console.engine.alert import parse_alert
+from console.engine.engine import TriageEngine
 from console.engine.probes import DeclaredProbe, ProbeRun
 from console.engine.verification import (
     NEEDS_CONFIRMATION,
@@ -299,3 +301,19 @@ def test_a_declared_probe_run_is_carried_with_its_hash(tmp_path: Path) -> None:
     rows = carry_rows(result, briefed(LEXICAL_TWO))
     assert any("ffffffffffffffff" in r.explanation and "refuted" in r.explanation
                for r in rows)
+
+
+# --- every stored text makes a valid question ------------------------------------------------
+
+def test_every_bundled_incident_verifies_as_its_own_alert(readonly_engine: TriageEngine,
+                                                           tmp_path: Path) -> None:
+    """Questions quote stored actions, symptoms and causes: none of the bundled memory's may
+    make a question refuse itself (a cause holding "(…) and …" once failed the whole pass)."""
+    assert readonly_engine.memory is not None
+    for incident in readonly_engine.memory.incidents:
+        routed = readonly_engine.brief_routed(parse_alert(
+            f"{incident.service}: {incident.symptoms}"))
+        result, _ = run_pass(routed.briefing, routed.recall, service=incident.service,
+                             data_dir=tmp_path, now=NOW,
+                             rerecall=partial(readonly_engine.rerecall, routed.alert.text))
+        assert result["status"] == "done", (incident.id, result.get("error"))

@@ -98,6 +98,11 @@ LEXICAL_TWO = recall_of(flushed("INC-1"), flushed("INC-2"))
     ("read and write latency is high", ["read and write latency is high"]),
     ("Is read and write latency above 2s?", ["Is read and write latency above 2s?"]),
     ("Restart and drain the pods", ["Restart and drain the pods"]),
+    # a quote holding a parenthesis, inside a parenthesis: one object (was split at "and")
+    ("Does the cause (“A release (amount renamed) and old and new pods shared a cache”) "
+     "fit?", ["Does the cause (“A release (amount renamed) and old and new pods shared a "
+              "cache”) fit?"]),
+    ("Is (a (b) and c) fine and did x drop?", ["Is (a (b) and c) fine?", "Did x drop?"]),
     ("Did INC-1 get resolved by “Raised the pool and drained traffic”?",
      ["Did INC-1 get resolved by “Raised the pool and drained traffic”?"]),
 ])

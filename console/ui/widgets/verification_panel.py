@@ -153,6 +153,9 @@ class VerificationPanel(Vertical):
         text.append(f"{question['id']} · {question['category']} · {question['probe']} probe "
                     f"{question['check']}" + (" · key" if question.get("key") else ""),
                     style="dim")
+        if question.get("phrased"):
+            text.append("\nthe model's words: ", style="dim")
+            text.append(question["phrased"], style="dim italic")
         if question["result"] == "unknown":
             text.append(f"\nunknown: {question['missing']}", style="yellow")
         if question.get("found"):

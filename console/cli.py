@@ -177,6 +177,22 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
                "them from the file and its git history)" if count else "; no secrets found")
     print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents, "
           f"{memory.action_count} actions, {len(memory.services)} services{secrets}")
+    return _check_probes(settings)
+
+
+def _check_probes(settings: Settings) -> int:
+    """The declared probes beside the incidents file, if there is a probes.yaml."""
+    from console.engine.probes import ProbeFileError, load_probes, probes_path
+
+    path = probes_path(settings.incidents_path)
+    if not path.exists():
+        return EXIT_OK
+    try:
+        probes = load_probes(path)
+    except ProbeFileError as exc:
+        return report_error(exc)
+    print(f"{path}: ok — {len(probes)} declared probe{'s' if len(probes) != 1 else ''} "
+          f"({', '.join(p.name for p in probes) or 'none'})")
     return EXIT_OK
 
 

@@ -453,6 +453,19 @@ def test_broken_probes_file_fails_the_verification_not_the_briefing(
     assert doc["verification"]["artifact"] is None
     assert without_verification(doc) == without_verification(plain)
     assert incidents.read_bytes() == before
+    # `triage check` finds the same problems before anyone is paged.
+    checked = run_cli("check", data_dir=data_dir, incidents=incidents)
+    assert checked.returncode == 2 and "Traceback" not in checked.stderr
+    assert f"{probes_file}:{colour}:" in checked.stderr
+    assert f"{probes_file}:{program}:" in checked.stderr
+
+
+def test_check_lists_the_declared_probes(tmp_path: Path, probe_script: Path,
+                                         data_dir: Path) -> None:
+    incidents = _memory_with_probes(tmp_path, _elsewhere(tmp_path, probe_script))
+    checked = run_cli("check", data_dir=data_dir, incidents=incidents)
+    assert checked.returncode == 0, checked.stderr
+    assert f"{tmp_path / 'probes.yaml'}: ok — 1 declared probe (elsewhere)" in checked.stdout
 
 
 # --- text output -----------------------------------------------------------------------------

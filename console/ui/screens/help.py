@@ -22,6 +22,9 @@ What you see
               Nothing below the relevance floor is shown: an empty list means "never seen".
   Confidence  a rule on evidence, not a probability: proven fixes set the tier
               (0 → ≤30, 1 → 55–74, 2 → 75–89, 3+ → 88+2·proven, never above 98).
+  Verify (F6) an audit of the briefing, beside it (the briefing never changes): questions
+              that confirm or refute what it stands on, then maintain / revise /
+              overturn / undetermined, with a confidence of its own and its derivation.
 
 Keys
   Enter       brief the alert (in the alert box) / open a record (in Recalled)
@@ -29,7 +32,11 @@ Keys
   F5          reload the incidents file and bring the index up to date
   F8 / Shift+F8  brief the next / previous alert group of a multi-alert payload
   F9          focus the alert-group list (Enter briefs the highlighted group)
-  Ctrl+R      record a postmortem (symptoms and service start from the alert box)
+  F6          verify the briefing (F6 again closes); in the panel, on the highlighted
+              question: y / n / u  answer yes / no / don't know   c  run a declared probe
+              (its exact argv is shown first; nothing runs before c)
+  Ctrl+R      record a postmortem (symptoms and service start from the alert box; with
+              the verification open, its results come along as action rows)
   e           edit the incident of the highlighted record (in Recalled)
   Ctrl+P      command palette: every action by name
   Esc         cancel the briefing being prepared (in the alert box) / close a dialog

@@ -40,6 +40,11 @@ TARGETS = (
            ("tests/store/test_gate.py",)),
     Target("console/engine/grounding.py", ("console.engine.grounding.*",),
            ("tests/engine/test_grounding.py", "tests/engine/test_quarantine.py")),
+    # Verification: the method (audit, questions, probes, synthesis) and the declared probes.
+    Target("console/engine/verify.py", ("console.engine.verify.*",),
+           ("tests/engine/test_verify.py", "tests/engine/test_verification.py")),
+    Target("console/engine/probes.py", ("console.engine.probes.*",),
+           ("tests/engine/test_probes.py",)),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().
     Target("store/recall.py", ("store.recall.x_rank*", "store.recall.x_gate*"),
            ("tests/store/test_gate.py",)),

@@ -270,3 +270,58 @@ async def test_a_broken_probes_file_fails_the_pass_and_leaves_the_briefing(
         assert panel(app).result is None
         assert briefing_text(app) == before
         assert isinstance(app.screen, MainScreen)
+
+
+WAITING_SCRIPT = """\
+import pathlib, sys, time
+release = pathlib.Path(sys.argv[1])
+for _ in range(600):
+    if release.exists():
+        break
+    time.sleep(0.05)
+print("connections=12 of 100")
+"""
+
+
+async def test_the_console_answers_while_a_probe_runs(tmp_path: Path,
+                                                      bundled_data_dir: Path) -> None:
+    """A probe that has not finished holds nothing up: the engineer's answer is concluded
+    and shown meanwhile, and the probe's own result joins when it ends."""
+    script = tmp_path / "waiting.py"
+    script.write_text(WAITING_SCRIPT)
+    release = tmp_path / "release"
+    incidents = memory_with_probe(tmp_path, f"""\
+- name: db-connections
+  description: connections in use on the service's database
+  question: Is the connection count of {{service}} below its limit?
+  argv: [{sys.executable}, {script}, {release}, "--service={{service}}"]
+  params:
+    service: {{type: service}}
+  timeout: 60
+  confirmed_if: 'connections=[0-7]?[0-9] of'
+""")
+    app = app_on(incidents, bundled_data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await brief(pilot, app, OVERTURN)
+        await pilot.press("f6")
+        await settle(pilot, app)
+        (probe,) = [q for q in panel(app).questions if q["probe"] == "declared"]
+        symptoms = next(q for q in panel(app).questions if q["probe"] == "engineer")
+        await highlight(pilot, app, probe["id"])
+        await pilot.press("c")
+        await pilot.pause()
+        assert panel(app).states == {probe["id"]: "running"}
+        await highlight(pilot, app, symptoms["id"])
+        await pilot.press("n")
+        for _ in range(200):  # until the answer is concluded — the probe is still waiting
+            await pilot.pause(0.02)
+            if question(app, symptoms["id"])["result"] == "refuted":
+                break
+        assert question(app, symptoms["id"])["result"] == "refuted"
+        assert question(app, probe["id"])["result"] == "unknown"
+        assert panel(app).states == {probe["id"]: "running"}
+        release.touch()
+        await settle(pilot, app)
+        assert question(app, probe["id"])["result"] == "confirmed"
+        assert question(app, symptoms["id"])["result"] == "refuted"  # the answer is kept
+        assert panel(app).states == {}

@@ -287,11 +287,16 @@ def questions(ctx: Context, doubts: list[Doubt]) -> list[Question]:
     asked.append(Question("thin_evidence",
                           f"Did a second recalled incident besides {anchor.incident_id} get "
                           f"resolved by “{lead.action}”?", "memory", "second_incident", fix))
-    asked.append(Question("suspicious_direction",
-                          f"Is the service of {anchor.incident_id} ({anchor.service}) the "
-                          f"alert's service ({ctx.alert_service or 'not given'})?",
-                          "memory", "same_service",
-                          (*fix, ("alert_service", ctx.alert_service or "")), key=True))
+    if ctx.alert_service:
+        asked.append(Question("suspicious_direction",
+                              f"Is the service of {anchor.incident_id} ({anchor.service}) the "
+                              f"alert's service ({ctx.alert_service})?",
+                              "memory", "same_service",
+                              (*fix, ("alert_service", ctx.alert_service)), key=True))
+    else:  # the alert names no service the memory knows: only the engineer can say
+        asked.append(Question("suspicious_direction",
+                              f"Is this alert about {anchor.service}, the service of "
+                              f"{anchor.incident_id}?", "engineer", "ask", fix, key=True))
     asked.append(Question("suspicious_direction",
                           f"Is “{lead.action}” free of a recorded WORSENED outcome in this "
                           "recall?", "memory", "no_worsened", fix, key=True))

@@ -224,7 +224,6 @@ def _probe(recall: Recall, fragment: str, service: str | None = "payments-api",
      "unknown"),
     ("same service", PROVEN, "Is the service", "payments-api", "confirmed"),
     ("other service", PROVEN, "Is the service", "checkout", "refuted"),
-    ("alert names no service", PROVEN, "Is the service", None, "unknown"),
     ("no worsened record", PROVEN, "WORSENED", None, "confirmed"),
     ("worsened contradicts", WRONG_DIRECTION, "WORSENED", None, "refuted"),
     ("recent evidence", recall_of(flushed("INC-1", started_at="2026-06-01T00:00:00+00:00")),
@@ -429,3 +428,16 @@ def test_audit_classifies_each_doubt(recall: Recall, service: str | None,
                                      expected: set[tuple[str, str]]) -> None:
     ctx = Context(_briefing_with(recall, **update), recall, service, NOW, coverage)
     assert {(d.category, d.kind) for d in audit(ctx)} == expected
+
+
+def test_an_alert_naming_no_service_asks_the_engineer_whose_service_it_is() -> None:
+    """No memory probe can compare services the alert does not name: the key question goes to
+    the one who knows, and their answer decides it."""
+    briefing = briefed(WRONG_DIRECTION)
+    open_ = run(WRONG_DIRECTION, briefing=briefing, service=None)
+    asked = by_check(open_, "Is this alert about payments-api, the service of INC-7?")
+    assert asked["probe"] == "engineer" and asked["key"] and asked["result"] == "unknown"
+    assert not [q for q in open_["questions"] if q["check"] == "same_service"]
+    no = run(WRONG_DIRECTION, {asked["id"]: "no"}, briefing=briefing, service=None)
+    assert by_check(no, "Is this alert about")["result"] == "refuted"
+    assert no["disposition"] == "overturn"  # with the WORSENED record: two key facts refuted

@@ -335,8 +335,9 @@ class VerificationArtifact(_Strict):
         if len(ids) != len(set(ids)):
             raise ValueError("two questions share an id")
         refuted = [q for q in self.questions if q.result == "refuted"]
-        if self.disposition == "maintain" and refuted:
-            raise ValueError("maintained while a question was refuted")
+        if self.disposition == "maintain" and any(
+                q.key or q.probe in ("engineer", "declared") for q in refuted):
+            raise ValueError("maintained while a question against its direction was refuted")
         if self.disposition == "overturn" and sum(q.key for q in refuted) < 2:
             raise ValueError("overturned with fewer than two key questions refuted")
         return self

@@ -48,6 +48,7 @@ NEEDS_ENGINEER = "needs an engineer"
 LAYER_VALUE = {0: 20, 1: 50, 2: 70, 3: 85}
 UNCHECKED_SOURCE_CAP = 80
 KEY_GAP_CAP = 60
+STALE_CAP = 60
 REVISE_CAP = 50
 OVERTURN_CAP = 30
 
@@ -488,19 +489,32 @@ def layers(answered: list[Answered]) -> list[str]:
     return found
 
 
+def against_direction(answered: Answered) -> bool:
+    """A refuted question that speaks against the briefing's direction: a key fact, or what the
+    engineer or a declared probe saw on the live system. A thin-evidence fact of the memory (no
+    second incident, evidence over a year old) lowers the confidence, not the direction."""
+    return answered.result.result == "refuted" and (
+        answered.question.key or answered.question.probe in ("engineer", "declared"))
+
+
 def disposition(answered: list[Answered]) -> Disposition:
     """From the dispositions only.
 
     - ``overturn``: two or more *key* questions refuted (the direction was wrong);
-    - ``revise``: any question refuted, short of that;
-    - ``maintain``: nothing refuted, at least two independent layers agree and no key question
-      is unknown;
+    - ``revise``: a question against the direction refuted (:func:`against_direction`), short
+      of that;
+    - ``maintain``: nothing against the direction refuted, at least two independent layers
+      agree and no key question is unknown;
     - ``undetermined``: otherwise (including no question at all).
+
+    Measured on the bundled memory (each incident briefed as its own alert, 2026-12-01): with
+    every refutation revising, 20 of 38 passes said ``revise`` — nearly all only because the
+    evidence was over a year old.
     """
     refuted = [a for a in answered if a.result.result == "refuted"]
     if sum(a.question.key for a in refuted) >= 2:
         return "overturn"
-    if refuted:
+    if any(against_direction(a) for a in refuted):
         return "revise"
     key_unknown = any(a.question.key and a.result.result == "unknown" for a in answered)
     if answered and len(layers(answered)) >= 2 and not key_unknown:
@@ -517,6 +531,7 @@ def verification_confidence(answered: list[Answered], verdict: Disposition,
 
     - a tool-gap question left unknown (a needed source not checked): 80;
     - a key question left unknown (a key gap): 60;
+    - the newest evidence behind the fix over a year old: 60;
     - nothing new confirmed (no engineer or declared probe confirmed — the memory probes only
       restate what the briefing already read): the briefing's own confidence;
     - ``revise``: 50; ``overturn``: 30 (confidence that the lead fix still stands).
@@ -530,6 +545,9 @@ def verification_confidence(answered: list[Answered], verdict: Disposition,
         caps.append((UNCHECKED_SOURCE_CAP, "a needed source unchecked"))
     if any(a.question.key and a.result.result == "unknown" for a in answered):
         caps.append((KEY_GAP_CAP, "a key question open"))
+    if any(a.question.check == "evidence_age" and a.result.result == "refuted"
+           for a in answered):
+        caps.append((STALE_CAP, "the newest evidence over a year old"))
     if not any(a.question.probe in ("engineer", "declared") and a.result.result == "confirmed"
                for a in answered):
         caps.append((briefing.confidence.value, "nothing new confirmed (the briefing's own)"))

@@ -194,7 +194,10 @@ def test_stale_evidence_is_asked_and_refuted() -> None:
     result = run(recall)
     question = by_check(result, "start within the last 365 days")
     assert (question["category"], question["result"]) == ("thin_evidence", "refuted")
-    assert result["disposition"] == "revise"
+    # Old evidence is thin, not a wrong direction: it caps the confidence, it does not revise.
+    assert result["disposition"] == "maintain"
+    assert result["confidence"]["value"] == 60
+    assert "the newest evidence over a year old 60" in result["confidence"]["derivation"]
 
 
 # --- memory probes ---------------------------------------------------------------------------

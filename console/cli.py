@@ -170,13 +170,23 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
         memory = read_memory(settings.incidents_path)
     except IncidentFileError as exc:
         warn_secrets(exc.secrets)
+        for warning in exc.warnings:
+            print(warning)
         return report_error(exc)
     warn_secrets(memory.secrets)
+    for warning in memory.warnings:  # fields a newer build (or a typo) added: ignored on load
+        print(warning)
+    if memory.reference_problems:
+        return report_error(IncidentFileError(memory.reference_problems))
     count = len(memory.secrets)
     secrets = (f"; {count} secret{'s' if count != 1 else ''} found (redacted on load; scrub "
                "them from the file and its git history)" if count else "; no secrets found")
-    print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents, "
-          f"{memory.action_count} actions, {len(memory.services)} services{secrets}")
+    unknown = len(memory.warnings)
+    ignored = f"; {unknown} unknown field{'s' if unknown != 1 else ''} ignored" if unknown else ""
+    drills = len(memory.drill_ids)
+    drilled = f", {drills} drill{'s' if drills != 1 else ''}" if drills else ""
+    print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents{drilled}, "
+          f"{memory.action_count} actions, {len(memory.services)} services{secrets}{ignored}")
     return _check_probes(settings)
 
 

@@ -6,10 +6,18 @@ out — to the index, the embedder and its cache, the prompt, the JSON, the scre
 carries ``[REDACTED:<kind>]`` instead. Each one found is recorded as a SecretFinding (file,
 line, incident, field, kind — never the value) for `triage check` to report. The file itself
 is never rewritten here: scrubbing it (and its git history) is the team's decision.
+
+Forward compatibility: a field this version does not know (one a newer build added, or a
+misspelt optional one) is ignored with a SchemaWarning (file:line, `triage check` prints it),
+so a teammate's newer file never makes an older build reject the whole memory. A misspelt
+*required* field still fails — as the required field missing, naming the likely misspelling.
+Dangling ``related`` ids are ``reference_problems``: `triage check` fails on them, while
+briefings (which never read ``related``) go on.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Iterable
@@ -58,16 +66,33 @@ class SecretFinding:
         return f"{self.file}:{self.line}: {self.kind} secret in {self.incident_id} {self.field}"
 
 
+@dataclass(frozen=True)
+class SchemaWarning:
+    """A field this version of triage does not know, ignored at load (never the value)."""
+
+    file: str
+    line: int
+    incident_id: str
+    field: str
+    suggestion: str | None = None
+
+    def __str__(self) -> str:
+        hint = f" (did you mean {self.suggestion!r}?)" if self.suggestion else ""
+        return (f"{self.file}:{self.line}: warning: unknown field {self.field!r} in "
+                f"{self.incident_id}: ignored by this version of triage{hint}")
+
+
 class IncidentFileError(TriageError):
     """The incidents file cannot be used as it is; ``problems`` lists every reason.
 
     ``secrets`` lists the secrets found in the incidents that could be read, so `triage
     check` reports them beside the errors."""
 
-    def __init__(self, problems: list[Problem], secrets: list[SecretFinding] | None = None
-                 ) -> None:
+    def __init__(self, problems: list[Problem], secrets: list[SecretFinding] | None = None,
+                 warnings: list[SchemaWarning] | None = None) -> None:
         self.problems = problems
         self.secrets = list(secrets or [])
+        self.warnings = list(warnings or [])
         count = len(problems)
         super().__init__(f"the incidents file has {count} problem{'s' if count != 1 else ''}:",
                          [str(p) for p in problems],
@@ -84,6 +109,8 @@ class LoadedMemory:
     source_hash: str
     origin: dict[str, tuple[str, int]] = field(default_factory=dict)
     secrets: list[SecretFinding] = field(default_factory=list)
+    warnings: list[SchemaWarning] = field(default_factory=list)
+    reference_problems: list[Problem] = field(default_factory=list)
 
     @property
     def action_count(self) -> int:
@@ -92,6 +119,11 @@ class LoadedMemory:
     @property
     def services(self) -> list[str]:
         return sorted({i.service for i in self.incidents})
+
+    @property
+    def drill_ids(self) -> frozenset[str]:
+        """Incidents recorded in a game day (``drill: true``): never evidence by default."""
+        return frozenset(i.id for i in self.incidents if i.drill)
 
 
 def content_hash(incidents: Iterable[Incident]) -> str:
@@ -134,10 +166,12 @@ def load_incidents(path: Path) -> LoadedMemory:
         raise IncidentFileError([Problem(str(path), None, "", "directory holds no *.yaml files")])
     problems: list[Problem] = []
     secrets: list[SecretFinding] = []
+    warnings: list[SchemaWarning] = []
+    references: list[_Reference] = []
     incidents: list[Incident] = []
     origin: dict[str, tuple[str, int]] = {}
     for file in files:
-        for incident, line in _load_file(file, problems, secrets):
+        for incident, line in _load_file(file, problems, secrets, warnings, references):
             if incident.id in origin:
                 first_file, first_line = origin[incident.id]
                 problems.append(Problem(str(file), line, "id", f"duplicate incident id "
@@ -146,18 +180,44 @@ def load_incidents(path: Path) -> LoadedMemory:
             origin[incident.id] = (str(file), line)
             incidents.append(incident)
     if problems:
-        raise IncidentFileError(problems, secrets)
-    return LoadedMemory(incidents, files, content_hash(incidents), origin, secrets)
+        raise IncidentFileError(problems, secrets, warnings)
+    return LoadedMemory(incidents, files, content_hash(incidents), origin, secrets, warnings,
+                        reference_problems(references, set(origin)))
 
 
-def parse_incidents_text(text: str, name: str, secrets: list[SecretFinding] | None = None
-                         ) -> list[Incident]:
+@dataclass(frozen=True)
+class _Reference:
+    """One id in an incident's ``related`` list, where it is written."""
+
+    file: str
+    line: int
+    incident_id: str
+    position: int
+    target: str
+
+
+def reference_problems(references: list[_Reference], known: set[str]) -> list[Problem]:
+    """``related`` ids that name no incident in memory, or the incident itself."""
+    problems = []
+    for ref in references:
+        where = f"{ref.incident_id} related[{ref.position}]"
+        if ref.target == ref.incident_id:
+            problems.append(Problem(ref.file, ref.line, where, "an incident cannot be related "
+                                    "to itself — list the other occurrences of the problem"))
+        elif ref.target not in known:
+            problems.append(Problem(ref.file, ref.line, where, f"{ref.target!r} is not an "
+                                    "incident in memory — fix the id or remove it"))
+    return problems
+
+
+def parse_incidents_text(text: str, name: str, secrets: list[SecretFinding] | None = None,
+                         warnings: list[SchemaWarning] | None = None) -> list[Incident]:
     """Validate YAML text holding a list of incidents (used by ``triage add`` and the editor).
 
     The incidents come back redacted, exactly as load_incidents would hand them out (the
     writer compares the two); ``secrets``, if given, receives what was redacted."""
     problems: list[Problem] = []
-    found = [incident for incident, _ in _parse(text, name, problems, secrets)]
+    found = [incident for incident, _ in _parse(text, name, problems, secrets, warnings)]
     seen: set[str] = set()
     for incident in found:
         if incident.id in seen:
@@ -168,7 +228,8 @@ def parse_incidents_text(text: str, name: str, secrets: list[SecretFinding] | No
     return found
 
 
-def _load_file(file: Path, problems: list[Problem], secrets: list[SecretFinding]
+def _load_file(file: Path, problems: list[Problem], secrets: list[SecretFinding],
+               warnings: list[SchemaWarning], references: list[_Reference],
                ) -> list[tuple[Incident, int]]:
     try:
         text = file.read_text(encoding="utf-8")
@@ -180,11 +241,13 @@ def _load_file(file: Path, problems: list[Problem], secrets: list[SecretFinding]
     except OSError as exc:
         problems.append(Problem(str(file), None, "", f"cannot read: {exc.strerror or exc}"))
         return []
-    return _parse(text, str(file), problems, secrets)
+    return _parse(text, str(file), problems, secrets, warnings, references)
 
 
 def _parse(text: str, name: str, problems: list[Problem],
-           secrets: list[SecretFinding] | None = None) -> list[tuple[Incident, int]]:
+           secrets: list[SecretFinding] | None = None,
+           warnings: list[SchemaWarning] | None = None,
+           references: list[_Reference] | None = None) -> list[tuple[Incident, int]]:
     try:
         root = yaml.compose(text, Loader=YAML_LOADER)
     except yaml.reader.ReaderError as exc:
@@ -241,12 +304,22 @@ def _parse(text: str, name: str, problems: list[Problem],
             continue
         action_problems = _duplicate_action_ids(name, node, label)
         problems.extend(action_problems)
+        unknown = _strip_unknown(data, node, name, label)
+        if warnings is not None:
+            warnings.extend(unknown)
         try:
             incident = Incident.model_validate(data)
         except ValidationError as exc:
             for error in exc.errors():
-                problems.append(_problem_from_error(name, node, label, error))
+                problems.append(_misspelt(_problem_from_error(name, node, label, error), error,
+                                          unknown))
             continue
+        if references is not None:
+            related_node = _child(node, "related")
+            for position, target in enumerate(incident.related):
+                item = _child(related_node, position)
+                at = item.start_mark.line + 1 if item is not None else line
+                references.append(_Reference(name, at, incident.id, position, target))
         if not dupes and not action_problems:
             found: list[SecretFinding] = []
             incident = _redacted(incident, node, _Source(name, text), found)
@@ -254,6 +327,59 @@ def _parse(text: str, name: str, problems: list[Problem],
                 secrets.extend(found)
             loaded.append((incident, line))
     return loaded
+
+
+INCIDENT_FIELDS = tuple(Incident.model_fields)
+ACTION_FIELDS = tuple(Action.model_fields)
+
+
+def _strip_unknown(data: dict[Any, Any], node: yaml.Node, name: str, label: str
+                   ) -> list[SchemaWarning]:
+    """Remove (in place) the fields this version does not know, from the incident and each of
+    its actions; a warning for each, at the line of its key."""
+    found: list[SchemaWarning] = []
+
+    def strip(mapping: dict[Any, Any], mapping_node: yaml.Node | None, known: tuple[str, ...],
+              owner: str) -> None:
+        for key in [k for k in mapping if k not in known]:
+            del mapping[key]
+            key_line = _key_line(mapping_node, key)
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
+            found.append(SchemaWarning(name, key_line, owner, str(key),
+                                       close[0] if close else None))
+
+    strip(data, node, INCIDENT_FIELDS, label)
+    actions = data.get("actions")
+    if isinstance(actions, list):
+        actions_node = _child(node, "actions")
+        for index, action in enumerate(actions):
+            if isinstance(action, dict):
+                local = action.get("id")
+                owner = f"{label}/{local}" if isinstance(local, str) and local else (
+                    f"{label} actions[{index}]")
+                strip(action, _child(actions_node, index), ACTION_FIELDS, owner)
+    return found
+
+
+def _key_line(node: yaml.Node | None, key: object) -> int:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key or key_node.value == str(key):
+                return int(key_node.start_mark.line) + 1
+    return int(node.start_mark.line) + 1 if node is not None else 0
+
+
+def _misspelt(problem: Problem, error: Any, unknown: list[SchemaWarning]) -> Problem:
+    """A missing required field, naming an unknown field nearby that looks like it."""
+    if error.get("type") != "missing" or not error.get("loc"):
+        return problem
+    wanted = str(error["loc"][-1])
+    match = next((w for w in unknown if w.suggestion == wanted), None)
+    if match is None:
+        return problem
+    return Problem(problem.file, problem.line, problem.field,
+                   f"{problem.message} — {match.field!r} (line {match.line}) looks like a "
+                   f"misspelling of {wanted!r}")
 
 
 class _Source:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -80,6 +81,11 @@ class Incident(BaseModel):
     root_cause: CleanStr | None = None
     tags: list[CleanStr] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
+    # Ids of known recurrences of the same problem (drills measure whether recall finds them).
+    related: list[Annotated[str, Field(pattern=ID_PATTERN, min_length=1)]] = Field(
+        default_factory=list)
+    # Recorded in a game day: never evidence in a real briefing unless drills are included.
+    drill: bool = False
 
     @field_validator("symptoms", "service")
     @classmethod

@@ -130,12 +130,6 @@ class Plan:
     phrased: dict[str, str] = field(default_factory=dict)
     model_log: list[str] = field(default_factory=list)
 
-    def open_questions(self, answers: Mapping[str, str],
-                       runs: Mapping[str, ProbeRun]) -> list[Question]:
-        """Questions still waiting on the engineer: unanswered, or a probe not confirmed."""
-        return [q for q in self.engineer if q.id not in answers] + [
-            d.question for d in self.declared if d.question.id not in runs]
-
 
 def _fill(probe: DeclaredProbe, known: Mapping[str, str]) -> dict[str, str]:
     return {name: known[name] for name in probe.params if name in known}

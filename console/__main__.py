@@ -8,6 +8,9 @@ from collections.abc import Sequence
 
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 
+DRILLS_HELP = ("let incidents recorded in a game day (drill: true) be recalled as evidence "
+               "(hidden by default)")
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -30,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     brief.add_argument("--allow-probe", action="append", default=[], metavar="NAME",
                        help="let the verification run declared probe NAME from probes.yaml "
                             "(its exact argv is listed by a run without it); repeatable")
+    brief.add_argument("--include-drills", action="store_true", help=DRILLS_HELP)
     index = commands.add_parser("index", help="bring the index up to date with the incidents")
     index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
     commands.add_parser("check", help="validate the incidents file; list every problem")
@@ -45,6 +49,16 @@ def _parser() -> argparse.ArgumentParser:
                           help="replay every incident as an alert with itself hidden, "
                                "expecting its `related` incidents")
     evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--include-drills", action="store_true", help=DRILLS_HELP)
+    drill = commands.add_parser(
+        "drill", help="replay past incidents as alerts, each hidden from memory: would the "
+                      "console have been right, per confidence tier?")
+    drill.add_argument("incident", nargs="?", metavar="INCIDENT_ID", help="replay one incident")
+    drill.add_argument("--all", action="store_true",
+                       help="replay every incident (progress on stderr); caches the result "
+                            "as the console's track record")
+    drill.add_argument("--json", action="store_true", help="print the report as JSON")
+    drill.add_argument("--include-drills", action="store_true", help=DRILLS_HELP)
     commands.add_parser("doctor", help="is Ollama reachable, are the models pulled, is the "
                         "index fresh? — with the command that fixes each")
     return parser
@@ -76,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"triage: bad environment: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if getattr(args, "include_drills", False):
+        settings = settings.model_copy(update={"include_drills": True})
     if args.command is None:
         from console.ui.app import TriageApp
 
@@ -84,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from console import cli
 
     handler = {"brief": cli.brief, "index": cli.index, "check": cli.check,
-               "doctor": cli.doctor, "add": cli.add, "eval": cli.evaluate}
+               "doctor": cli.doctor, "add": cli.add, "eval": cli.evaluate,
+               "drill": cli.drill}
     from store.errors import TriageError
 
     try:

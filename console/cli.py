@@ -395,12 +395,101 @@ def evaluate(settings: Settings, args: argparse.Namespace) -> int:
         return report_error(exc)
     engine = TriageEngine(settings)
     index = eval_index(settings, memory, engine.embedder(), _progress("embedding"))
-    report = run_eval(index, memory, queries, replay=bool(args.replay))
+    report = run_eval(index, memory, queries, replay=bool(args.replay),
+                      hidden=settings.hidden_drills(memory.drill_ids))
     if args.json:
         print(report.model_dump_json(indent=2))
         return EXIT_OK
     print(eval_text(report))
     return EXIT_OK
+
+
+def drill(settings: Settings, args: argparse.Namespace) -> int:
+    """Replay one incident (or every one, ``--all``) as an alert with itself hidden; ``--all``
+    caches the report as the console's track record (DATA/drill.json)."""
+    from console.engine.drill import UnknownIncident, as_json, run_drill, save_track_record
+    from console.engine.evaluate import eval_index
+
+    if bool(args.incident) == bool(args.all):
+        return _fail("give one INCIDENT_ID or --all")
+    try:
+        memory = read_memory(settings.incidents_path)
+    except IncidentFileError as exc:
+        return report_error(exc)
+    if args.incident and args.incident not in {i.id for i in memory.incidents}:
+        return _fail(f"{args.incident} is not an incident in {settings.incidents_path} — "
+                     "`triage drill --all` replays every one")
+    embedder = TriageEngine(settings).embedder()
+    index = eval_index(settings, memory, embedder, _progress("embedding"))
+    progress = _replay_progress() if args.all else None
+    try:
+        report = run_drill(index, memory, settings, None if args.all else [args.incident],
+                           progress=progress)
+    except UnknownIncident as exc:  # (checked above; kept for callers racing a file edit)
+        return _fail(f"{exc} is not an incident in {settings.incidents_path}")
+    if args.all:
+        save_track_record(settings, memory, report, index.embedder_id)
+    print(as_json(report) if args.json else drill_text(report))
+    return EXIT_OK
+
+
+def drill_text(report: Any) -> str:
+    """A drill report for a terminal: each replay in one line, then the figures."""
+    from console.engine.drill import DrillReport
+
+    assert isinstance(report, DrillReport)
+    lines = [f"memory: {report.memory['incidents']} incidents · embedder "
+             f"{report.memory['embedder']} · same-fix cosine ≥ {report.same_fix_cosine}", ""]
+    for r in report.replays:
+        lead = "abstained" if r.state == "no_prior_incident" else (
+            "no lead fix" if r.lead is None else
+            f"lead {r.lead.action_id} {_verdict(r.lead_right)}"
+            + (f" (by {r.lead.rule})" if r.lead.rule else ""))
+        related = (f" · related rank {r.rank or '-'}" if r.related else "")
+        warned = {True: " · warned right", False: " · missed a WORSENED kind"}.get(
+            r.warned_right, "") if r.warned_right is not None else ""
+        lines.append(f"{r.incident_id:12} {r.state:18} tier {r.tier:3} {lead}{related}{warned}")
+    s = report.summary
+    lines += ["", f"replays {s.replays} · with related {s.with_related} · hit@1 {s.hit_at_1:.2f} "
+              f"hit@5 {s.hit_at_5:.2f} MRR {s.mrr:.2f}", "",
+              f"{'tier':6}{'replays':>8}{'counted':>9}{'right':>7}{'no lead':>9}  95% Wilson"]
+    for row in s.tiers:
+        ci = (f"{row.rate:.0%} [{row.ci_low:.0%}–{row.ci_high:.0%}]" if row.counted
+              and row.rate is not None and row.ci_low is not None and row.ci_high is not None
+              else "-")
+        lines.append(f"{row.tier:6}{row.replays:>8}{row.counted:>9}{row.right:>7}"
+                     f"{row.no_lead:>9}  {ci}")
+    lines.append(f"{'abst.':6}{s.abstained.replays:>8}  ({s.abstained.related_in_memory} "
+                 "with a related incident in memory)")
+    lines += [f"decided by kind {s.rules['kind']}, by cosine {s.rules['cosine']} · warned right "
+              f"{s.warned.right} of {s.warned.replays} · {report.wall_seconds:.1f} s"]
+    return "\n".join(lines)
+
+
+def _verdict(right: bool | None) -> str:
+    return "not counted" if right is None else ("right" if right else "wrong")
+
+
+def _replay_progress() -> Callable[[int, int], None]:
+    """``replaying done/total`` on stderr: redrawn in place on a terminal, else a line per 10%."""
+    import time
+
+    started = time.monotonic()
+    tty = sys.stderr.isatty()
+    shown = [-1]
+
+    def show(done: int, total: int) -> None:
+        step = max(1, total // (100 if tty else 10))
+        if done < total and (done % step or done == shown[0]):
+            return
+        shown[0] = done
+        elapsed = time.monotonic() - started
+        left = (f", ~{elapsed / done * (total - done):.0f} s left" if done and done < total
+                else f", {elapsed:.1f} s" if done == total else "")
+        print(f"{chr(13) if tty else ''}replaying {done}/{total} "
+              f"({100 * done / max(total, 1):.0f}%{left})  ",
+              end="" if tty and done < total else "\n", file=sys.stderr, flush=True)
+    return show
 
 
 def eval_text(report: EvalReport) -> str:

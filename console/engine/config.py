@@ -27,6 +27,13 @@ class Settings(BaseModel):
     embed_model: str | None = None
     offline: bool = False
     model_timeout: float = 60.0
+    # Incidents recorded in a game day (`drill: true`) are hidden from every recall unless
+    # this is set (`--include-drills`): a practice run's notes are never real evidence.
+    include_drills: bool = False
+
+    def hidden_drills(self, drill_ids: frozenset[str]) -> frozenset[str]:
+        """The drill incidents a recall must not see under these settings."""
+        return frozenset() if self.include_drills else drill_ids
 
     @property
     def index_dir(self) -> Path:
@@ -49,6 +56,11 @@ class Settings(BaseModel):
     def calibration_path(self) -> Path:
         """A team's own recall calibration (bench/recall_eval.py --write), if any."""
         return self.data_dir / "calibration.json"
+
+    @property
+    def drill_path(self) -> Path:
+        """The last `triage drill --all` result (the console's track record per tier)."""
+        return self.data_dir / "drill.json"
 
     def eval_dir(self, source_hash: str) -> Path:
         """Where `triage eval` builds its own index of a memory: never over the team's."""

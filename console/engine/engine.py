@@ -272,7 +272,7 @@ class TriageEngine:
         """Search the memory again for ``alert_text`` as if ``hidden`` were not in it (the
         verification's independent re-recall); quarantined actions are left out, as always."""
         snapshot = self.snapshot()
-        again = recall(snapshot.index, alert_text, hidden)
+        again = recall(snapshot.index, alert_text, hidden | pipeline.hidden_from_recall(snapshot))
         return pipeline.without(again, pipeline.quarantine(again))
 
     def run(self, request: BriefingRequest, hooks: Hooks | None = None) -> Briefing:

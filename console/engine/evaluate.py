@@ -22,6 +22,7 @@ from store.embedder import Embedder, EmbeddingCache
 from store.errors import TriageError
 from store.index import MemoryIndex
 from store.loader import YAML_LOADER, LoadedMemory
+from store.models import Incident
 from store.recall import Recall, recall
 
 
@@ -99,12 +100,17 @@ def load_queries(path: Path) -> list[EvalQuery]:
     return queries
 
 
+def replay_alert(incident: Incident) -> str:
+    """The alert a past incident would have raised: its service, title and symptoms (what was
+    seen, never what was done). `triage eval --replay` and `triage drill` both use it."""
+    return f"{incident.service}: {incident.title or ''}\n{incident.symptoms}"
+
+
 def replay_queries(memory: LoadedMemory) -> list[EvalQuery]:
     """Each incident as the alert it would have raised, expecting its related incidents."""
     known = {incident.id for incident in memory.incidents}
-    return [EvalQuery(qid=incident.id, kind="replay",
-                      alert=f"{incident.service}: {incident.title or ''}\n{incident.symptoms}",
-                      expect=[i for i in getattr(incident, "related", []) if i in known])
+    return [EvalQuery(qid=incident.id, kind="replay", alert=replay_alert(incident),
+                      expect=[i for i in incident.related if i in known])
             for incident in memory.incidents]
 
 
@@ -124,12 +130,14 @@ def state_of(result: Recall, memory_incidents: int) -> State:
 
 
 def run_eval(index: MemoryIndex, memory: LoadedMemory, queries: list[EvalQuery],
-             replay: bool = False) -> EvalReport:
-    """Recall for every query in one process; per-query rank and state, then the figures."""
+             replay: bool = False, hidden: frozenset[str] = frozenset()) -> EvalReport:
+    """Recall for every query in one process; per-query rank and state, then the figures.
+
+    ``hidden`` incidents (game-day drills, unless included) are never recalled."""
     results = []
     for query in queries:
-        hidden = {query.qid} if replay else set()
-        found = recall(index, query.alert, hidden=hidden)
+        hidden_now = hidden | {query.qid} if replay else hidden
+        found = recall(index, query.alert, hidden=hidden_now)
         ranked = [r.incident_id for r in found.ranked]
         expect = set(query.expect)
         rank = next((n for n, i in enumerate(ranked, 1) if i in expect), None)

@@ -118,16 +118,22 @@ def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
     A batch briefs the group the engineer chose, else the strongest (see batch.py). Each
     group is searched on its own text, never the payload's texts run together.
     """
+    hidden = hidden_from_recall(snapshot)
     if not alert.groups:
-        return alert, recall(snapshot.index, alert.text), []
+        return alert, recall(snapshot.index, alert.text, hidden), []
     size = len(snapshot.memory.incidents)
     groups = []
     for group in alert.groups:
         cancel.check()
-        recalled = recall(snapshot.index, group.text)
+        recalled = recall(snapshot.index, group.text, hidden)
         groups.append(GroupRecall(group, recalled, memory_state(recalled, size)))
     chosen = alert.group if alert.group is not None else strongest(groups)
     return alert.for_group(chosen), groups[chosen].recall, groups
+
+
+def hidden_from_recall(snapshot: MemorySnapshot) -> frozenset[str]:
+    """Incidents no briefing may recall: game-day drills, unless the settings include them."""
+    return snapshot.settings.hidden_drills(snapshot.memory.drill_ids)
 
 
 def memory_state(recalled: Recall, memory_incidents: int) -> State:

@@ -1,0 +1,183 @@
+"""The briefing as Markdown for the incident channel: every citation, nothing that pings.
+
+Briefings come from the real pipeline over the bundled memory; the hostile one is rendered
+with markdown-it (CommonMark + GFM tables, strikethrough and linkify), which reads it as a
+chat client would.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from console.engine.alert import parse_alert
+from console.engine.briefing import Briefing, Step
+from console.engine.engine import TriageEngine
+from console.engine.export import ZERO_WIDTH, briefing_markdown, literal, write_markdown
+from console.engine.report import briefing_text
+from console.engine.verify import verify
+
+CITATION = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")
+PAYMENTS_ALERT = "payments-api: connection timeouts to Postgres, HikariPool exhausted, p99 4s"
+HOSTILE = ("@channel @here <!here> <!channel> <@U024BE7LH> [click](https://evil.example/x) "
+           "![img](http://evil.example/p.png) `rm -rf /` ```fence``` | a | b | *bold* _it_ "
+           "~~gone~~ <b>html</b> <!-- hidden --> &lt;!here&gt; www.evil.example \\escaped")
+HOSTILE_LINE = "# not a heading\n> not a quote\n- not a list\n1. not ordered\n---"
+
+
+def parser() -> MarkdownIt:
+    return MarkdownIt("gfm-like")
+
+
+def shown(briefing: Briefing) -> set[str]:
+    """Every citation the screen shows for this briefing's warnings, fixes, steps, evidence."""
+    found = {w.action_id for w in briefing.warnings}
+    for rec in briefing.recommendations:
+        found |= {e.action_id for e in rec.evidence + rec.failed_elsewhere}
+    found |= {s.action_id for s in briefing.step_citations}
+    for text in [*(w.text for w in briefing.warnings), briefing.confidence.explanation,
+                 briefing.confidence.derivation]:
+        found |= set(CITATION.findall(text))
+    return {c for c in found if c.startswith("INC-")}
+
+
+@pytest.fixture(scope="module")
+def proven(readonly_engine: TriageEngine) -> Briefing:
+    briefing = readonly_engine.brief(parse_alert(PAYMENTS_ALERT))
+    assert briefing.state == "proven" and briefing.warnings and briefing.recommendations
+    steps = [Step(text=r.action, incident_id=r.incident_id, action_id=r.action_id or "",
+                  outcome=r.outcome) for r in briefing.recalled if r.outcome is not None]
+    return briefing.model_copy(update={"step_citations": steps})
+
+
+def test_every_citation_shown_on_screen_is_in_the_markdown(proven: Briefing) -> None:
+    markdown = briefing_markdown(proven)
+
+    cited = shown(proven)
+    assert {"INC-2041/A1", "INC-2041/A4"} <= cited
+    for citation in cited:
+        assert citation in markdown, citation
+    for record in proven.recalled:
+        assert f"`{record.action_id}`" in markdown
+
+
+def test_the_markdown_keeps_the_reports_order_and_figures(proven: Briefing) -> None:
+    markdown = briefing_markdown(proven)
+    text = briefing_text(proven)
+
+    assert markdown.index("Warnings") < markdown.index("Recommendations") < markdown.index(
+        "Confidence")
+    assert f"Confidence {proven.confidence.value}" in markdown
+    assert "PROVEN FIX IN MEMORY" in markdown and "PROVEN FIX IN MEMORY" in text
+    for rec in proven.recommendations:
+        assert f"({rec.resolved} of {rec.tried} resolved)" in markdown
+    assert "WORSENED" in markdown.split("Recommendations")[0]
+    for warning in proven.warnings:
+        assert render_text(literal(warning.explanation)) == warning.explanation
+
+
+def test_a_verification_is_exported_with_its_disposition_and_questions(
+        readonly_engine: TriageEngine) -> None:
+    routed = readonly_engine.brief_routed(parse_alert(PAYMENTS_ALERT))
+    verification = verify(routed.briefing, routed.recall, alert_service="payments-api")
+    assert verification["questions"]
+    briefing = routed.briefing.model_copy(update={"verification": verification})
+
+    markdown = briefing_markdown(briefing)
+
+    assert "Verification — an audit" in markdown
+    assert verification["disposition"].upper() in markdown
+    for question in verification["questions"]:
+        assert question["id"] in markdown
+        assert f"**{question['result']}**" in markdown
+
+
+def hostile_briefing(base: Briefing) -> Briefing:
+    first = base.warnings[0]
+    rec = base.recommendations[0]
+    verification: dict[str, Any] = {
+        "disposition": "revise", "conclusion": HOSTILE, "artifact": None,
+        "confidence": {"value": 40, "derivation": HOSTILE_LINE},
+        "questions": [{"id": "q1", "text": HOSTILE, "probe": "memory", "result": "unknown",
+                       "missing": HOSTILE_LINE}]}
+    return base.model_copy(update={
+        "summary": HOSTILE_LINE + " " + HOSTILE,
+        "degraded": HOSTILE,
+        "likely_cause": HOSTILE_LINE,
+        "model": "qwen @channel",
+        "warnings": [first.model_copy(update={"text": f"{HOSTILE_LINE} {HOSTILE}",
+                                              "explanation": HOSTILE})],
+        "recommendations": [rec.model_copy(update={"action": HOSTILE_LINE,
+                                                   "model_note": HOSTILE})],
+        "verification": verification,
+        "recalled": [r.model_copy(update={"action": HOSTILE, "service": HOSTILE_LINE})
+                     for r in base.recalled],
+    })
+
+
+def inline_tokens(tokens: list[Token]) -> list[Token]:
+    found = []
+    for token in tokens:
+        found.append(token)
+        found.extend(inline_tokens(token.children or []))
+    return found
+
+
+def render_text(markdown: str) -> str:
+    """What a reader sees: the rendered text content, zero-width spaces dropped."""
+    tokens = inline_tokens(parser().parse(markdown))
+    return "".join(t.content for t in tokens if t.type in ("text", "code_inline")
+                   ).replace(ZERO_WIDTH, "")
+
+
+def test_hostile_text_renders_literally_and_cannot_ping_or_inject(proven: Briefing) -> None:
+    briefing = hostile_briefing(proven)
+    markdown = briefing_markdown(briefing)
+    tokens = inline_tokens(parser().parse(markdown))
+    kinds = {t.type for t in tokens}
+
+    # Nothing from the stored or model text became a link, image, HTML, table or fence.
+    assert not kinds & {"link_open", "image", "html_inline", "html_block", "table_open",
+                        "fence", "s_open", "em_open", "blockquote_open", "hr"}
+    headings = [tokens[n + 1].content for n, t in enumerate(tokens) if t.type == "heading_open"]
+    assert all(h.startswith(("Triage briefing", "⚠ Warnings", "Recommendations", "Confidence",
+                             "Verification", "Recalled memory", "Sources", "Steps"))
+               for h in headings)
+    code = [t.content for t in tokens if t.type == "code_inline"]
+    assert all(re.fullmatch(r"[A-Za-z0-9._/-]+", c) for c in code), code
+    # Nothing that pings, as raw text a chat server scans for mentions.
+    for mention in ("@channel", "@here", "<!here>", "<!channel>", "<@U024BE7LH>"):
+        assert mention not in markdown
+    # And a reader sees every hostile string exactly as it was stored.
+    seen = render_text(markdown)
+    assert HOSTILE in seen
+    for line in HOSTILE_LINE.splitlines():
+        assert line in seen
+    for citation in shown(proven):
+        assert citation in markdown
+
+
+@pytest.mark.parametrize("text", [HOSTILE, HOSTILE_LINE, "1) numbered", "+ plus", "=====",
+                                  "ping <!subteam^S123> now", "a ＠channel full-width"])
+def test_literal_round_trips_through_a_markdown_renderer(text: str) -> None:
+    escaped = literal(text)
+    assert "\n" not in escaped
+    assert render_text(escaped) == " ".join(text.split())
+
+
+def test_write_markdown_is_atomic_and_never_overwrites(proven: Briefing, tmp_path: Path) -> None:
+    moment = datetime(2026, 3, 14, 2, 5, 9, tzinfo=UTC)
+    first = write_markdown(proven, tmp_path / "exports", now=moment)
+    second = write_markdown(proven, tmp_path / "exports", now=moment)
+
+    assert first.read_text(encoding="utf-8") == briefing_markdown(proven)
+    assert re.fullmatch(r"briefing-20260314T020509Z-[0-9a-f]{12}\.md", first.name)
+    assert second != first and second.read_text(encoding="utf-8") == briefing_markdown(proven)
+    assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == sorted(
+        [first.name, second.name])  # no temp file left behind

@@ -1,0 +1,66 @@
+"""`triage drill` and `--include-drills` in real subprocesses (four runs, ~2 s each)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.engine.test_drill import FIXTURE, KEYERROR
+from tests.test_cli import run_cli
+
+
+@pytest.fixture(scope="module")
+def fixture_incidents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("drill-cli") / "incidents.yaml"
+    path.write_text(yaml.safe_dump(FIXTURE, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_all_json_on_a_small_memory_with_progress_and_a_cached_track_record(
+        fixture_incidents: Path, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    result = run_cli("drill", "--all", "--json", data_dir=data_dir, incidents=fixture_incidents)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [r["incident_id"] for r in doc["replays"]] == ["K1", "K2", "K3", "K4", "D1", "D2",
+                                                          "X1", "X2"]
+    assert doc["memory"]["skipped_drills"] == 1
+    tiers = {row["tier"]: (row["replays"], row["right"]) for row in doc["summary"]["tiers"]}
+    assert tiers == {"0": (0, 0), "1": (2, 2), "2": (3, 3), "3+": (1, 0)}
+    assert "replaying 8/8 (100%" in result.stderr
+    cached = json.loads((data_dir / "drill.json").read_text(encoding="utf-8"))
+    assert cached["report"]["summary"] == doc["summary"]
+    assert not (data_dir / "index").exists()  # the team's index is never built over
+
+
+def test_one_incident_as_text(tmp_path: Path) -> None:
+    result = run_cli("drill", "INC-1745", data_dir=tmp_path / "data")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    replay = next(line for line in lines if line.startswith("INC-1745"))
+    assert "proven" in replay and "tier" in replay
+    assert not (tmp_path / "data" / "drill.json").exists()  # one replay is no track record
+
+
+def test_unknown_incident_is_exit_2_with_a_clear_message(tmp_path: Path) -> None:
+    result = run_cli("drill", "INC-0000", data_dir=tmp_path / "data")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "INC-0000 is not an incident in" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_include_drills_lets_a_game_day_incident_be_evidence(fixture_incidents: Path,
+                                                             tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    plain = run_cli("brief", KEYERROR, "--json", data_dir=data_dir, incidents=fixture_incidents)
+    assert plain.returncode == 0, plain.stderr
+    included = run_cli("brief", KEYERROR, "--json", "--include-drills", data_dir=data_dir,
+                       incidents=fixture_incidents)
+    assert included.returncode == 0, included.stderr
+    recalled = [{r["incident_id"] for r in json.loads(out)["recalled"]}
+                for out in (plain.stdout, included.stdout)]
+    assert "G1" not in recalled[0] and "K1" in recalled[0]
+    assert "G1" in recalled[1]

@@ -29,37 +29,33 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from console.engine.alert import Alert, AlertError, parse_alert
 from console.engine.audit import AuditLog
-from console.engine.briefing import RecalledRecord
-from console.engine.config import Settings
-from console.engine.engine import MemoryStatus, TriageEngine
-from console.engine.model_client import Progress
-from console.engine.pipeline import Hooks, Routed
-from console.engine.request import BriefingCancelled, BriefingRequest
 from console.ui.keys import Key
-from console.ui.messages import (
-    BriefingFailed,
-    BriefingReady,
-    DraftProgress,
-    IndexProgress,
-    MemoryFailed,
-    MemoryLoaded,
-    ModelState,
-    ProbeFinished,
-    RecallReady,
-    VerificationConcluded,
-    VerificationFailed,
-)
-from console.ui.screens.error import ErrorScreen
-from console.ui.screens.help import HelpScreen
 from console.ui.screens.main import MainScreen
-from console.ui.screens.postmortem import PostmortemScreen
-from store.errors import TriageError
 
+# First paint (bench/first_paint.py) needs only the main screen: the engine, its pipeline and
+# the messages the workers post are imported where they are first used, after that paint.
 if TYPE_CHECKING:
+    from console.engine.alert import Alert
+    from console.engine.config import Settings
+    from console.engine.engine import MemoryStatus, TriageEngine
+    from console.engine.pipeline import Routed
     from console.engine.probes import ProbeRun
+    from console.engine.request import BriefingRequest
     from console.engine.verification import Declared, Plan
+    from console.ui.messages import (
+        BriefingFailed,
+        BriefingReady,
+        DraftProgress,
+        IndexProgress,
+        MemoryFailed,
+        MemoryLoaded,
+        ModelState,
+        ProbeFinished,
+        RecallReady,
+        VerificationConcluded,
+        VerificationFailed,
+    )
 
 # Declared probes running at once, whoever confirmed them (issue 10: at most 6).
 PROBE_SLOTS = 6
@@ -113,7 +109,8 @@ class TriageApp(App[None]):
     def __init__(self, settings: Settings, engine: TriageEngine | None = None) -> None:
         super().__init__()
         self.settings = settings
-        self.engine = engine or TriageEngine(settings)
+        self._engine = engine
+        self._engine_lock = threading.Lock()
         self.memory_status: MemoryStatus | None = None
         self.model_state: str | None = None
         self.request: BriefingRequest | None = None
@@ -130,9 +127,20 @@ class TriageApp(App[None]):
         self._last_verification_id = 0
         self._probe_slots = threading.BoundedSemaphore(PROBE_SLOTS)
 
+    @property
+    def engine(self) -> TriageEngine:
+        """The engine handed in, else one made on first use: importing it imports the whole
+        pipeline, which first paint does not need (the memory worker is its first user)."""
+        with self._engine_lock:  # the memory worker's thread and the event loop may race here
+            if self._engine is None:
+                from console.engine.engine import TriageEngine
+
+                self._engine = TriageEngine(self.settings)
+            return self._engine
+
     def on_mount(self) -> None:
         # The main screen asks for the memory after its first paint (see MainScreen.on_mount).
-        self.push_screen(MainScreen(self.engine))
+        self.push_screen(MainScreen())
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -142,6 +150,9 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
     def load_memory(self) -> None:
+        from console.ui.messages import IndexProgress, MemoryFailed, MemoryLoaded, ModelState
+        from store.errors import TriageError
+
         posted = [0.0]
 
         def on_progress(done: int, total: int) -> None:
@@ -160,6 +171,19 @@ class TriageApp(App[None]):
 
     @work(thread=True, group="brief", exit_on_error=False)
     def run_brief(self, request: BriefingRequest) -> None:
+        from console.engine.briefing import RecalledRecord
+        from console.engine.model_client import Progress
+        from console.engine.pipeline import Hooks
+        from console.engine.request import BriefingCancelled
+        from console.ui.messages import (
+            BriefingFailed,
+            BriefingReady,
+            DraftProgress,
+            MemoryFailed,
+            RecallReady,
+        )
+        from store.errors import TriageError
+
         def on_recall(records: list[RecalledRecord]) -> None:
             self.post_message(RecallReady(records, request.id))
 
@@ -183,6 +207,7 @@ class TriageApp(App[None]):
         """Plan a verification (memory probes, re-recall) and conclude it with no answers."""
         from console.engine.probes import ProbeFileError, load_probes, probes_path
         from console.engine.verification import alert_service, plan
+        from console.ui.messages import VerificationFailed
 
         try:
             probes = load_probes(probes_path(self.settings.incidents_path))
@@ -212,6 +237,7 @@ class TriageApp(App[None]):
                   runs: dict[str, ProbeRun], routed: Routed) -> None:
         """(On a worker thread.) Synthesis and the artifact; posts the result or the failure."""
         from console.engine.verification import conclude, escalate_late, write_artifact
+        from console.ui.messages import VerificationConcluded, VerificationFailed
 
         try:
             escalate_late(made, answers, runs, partial(self.engine.rerecall, routed.alert.text))
@@ -228,6 +254,7 @@ class TriageApp(App[None]):
     @work(thread=True, group="verify-probe", exit_on_error=False)
     def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
         from console.engine.probes import run_probe
+        from console.ui.messages import ProbeFinished
 
         with self._probe_slots:
             run = run_probe(declared.probe, declared.argv, confirmed=True)
@@ -243,6 +270,8 @@ class TriageApp(App[None]):
 
     def submit_alert(self, raw_alert: str) -> None:
         """A new briefing request; the running one (if any) is cancelled and its answer dropped."""
+        from console.engine.alert import AlertError, parse_alert
+
         self.cancel_briefing(quiet=True)
         main = self.main_screen
         try:
@@ -279,6 +308,8 @@ class TriageApp(App[None]):
             self.brief_group(self.batch_group + step)
 
     def _new_request(self, alert: Alert) -> BriefingRequest:
+        from console.engine.request import BriefingRequest
+
         self._last_request_id += 1
         self.request = BriefingRequest(alert, self._last_request_id)
         return self.request
@@ -310,12 +341,16 @@ class TriageApp(App[None]):
             self.main_screen.show_index_progress(message.done, message.total)
 
     def on_memory_loaded(self, message: MemoryLoaded) -> None:
+        from console.ui.screens.postmortem import PostmortemScreen
+
         self.memory_status = message.status
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
                 screen.memory_loaded(message.status)
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
+        from console.ui.screens.postmortem import PostmortemScreen
+
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
                 screen.memory_failed(message.title, list(message.problems), message.hint,
@@ -460,6 +495,8 @@ class TriageApp(App[None]):
     # --- global keys and the palette --------------------------------------------------------
 
     def action_help(self) -> None:
+        from console.ui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
@@ -480,6 +517,8 @@ class TriageApp(App[None]):
                     self.main_screen.verification_failed(
                         f"verification failed: {type(error).__name__}: {error}")
                 return
+            from console.ui.screens.error import ErrorScreen
+
             self.push_screen(ErrorScreen(
                 f"Something went wrong in {event.worker.name or 'a background task'}",
                 f"{type(error).__name__}: {error}\n\nIf it persists, run `triage index --rebuild` "

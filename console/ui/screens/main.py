@@ -12,24 +12,26 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
-from console.engine.briefing import Briefing, RecalledRecord
-from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
-from console.engine.model_client import Progress
 from console.ui.keys import Key
-from console.ui.screens.postmortem import PostmortemScreen
-from console.ui.screens.record import RecordScreen
 from console.ui.widgets.alert_input import AlertInput
 from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
+from console.ui.widgets.key_footer import KeyFooter
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.status_line import StatusLine
 from console.ui.widgets.verification_panel import VerificationPanel
 
+# Engine types are for annotations only, and the postmortem and record screens are imported
+# when opened: this module is on first paint's path (bench/first_paint.py).
 if TYPE_CHECKING:
+    from console.engine.briefing import Briefing, RecalledRecord
+    from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
+    from console.engine.model_client import Progress
     from console.ui.app import TriageApp
+    from console.ui.screens.postmortem import PostmortemScreen
 
 
 class MainScreen(Screen[None]):
@@ -66,10 +68,6 @@ class MainScreen(Screen[None]):
             tooltip="Pick an alert group of this payload; Enter briefs it", id="focus-groups"),
     ]
 
-    def __init__(self, engine: TriageEngine) -> None:
-        super().__init__()
-        self.engine = engine
-
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
         yield AlertInput(placeholder="Alert ▸ type or paste the alert, then Enter",
@@ -81,12 +79,16 @@ class MainScreen(Screen[None]):
                 yield ConfidencePanel(id="confidence")
             yield VerificationPanel(id="verification")
             yield RecalledSidebar(id="recalled")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#alert-input", Input).focus()
         # Load after the first paint: the worker's imports (LanceDB ~1 s) compete for the GIL.
         self.call_after_refresh(self.triage_app.load_memory)
+
+    @property
+    def engine(self) -> TriageEngine:
+        return self.triage_app.engine
 
     @property
     def triage_app(self) -> TriageApp:
@@ -238,6 +240,8 @@ class MainScreen(Screen[None]):
 
     @on(RecalledSidebar.Opened)
     def open_record(self, event: RecalledSidebar.Opened) -> None:
+        from console.ui.screens.record import RecordScreen
+
         self.app.push_screen(RecordScreen(event.record))
 
     def _postmortem_closed(self, result: SaveResult | None) -> None:
@@ -258,6 +262,8 @@ class MainScreen(Screen[None]):
         self.triage_app.verify_briefing()
 
     def action_record_postmortem(self) -> None:
+        from console.ui.screens.postmortem import PostmortemScreen
+
         alert_text = self.query_one("#alert-input", Input).value
         app = self.triage_app
         if app.batch_alert is not None and app.batch_shown is not None:
@@ -273,6 +279,8 @@ class MainScreen(Screen[None]):
                                                carried=carried))
 
     def action_edit_incident(self) -> None:
+        from console.ui.screens.postmortem import PostmortemScreen
+
         record = self._highlighted_record()
         if record is None:
             return

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from console.engine.briefing import Briefing
+if TYPE_CHECKING:
+    from console.engine.briefing import Briefing
 
 STATE_BANNER = {
     "proven": ("PROVEN FIX IN MEMORY", "bold green"),

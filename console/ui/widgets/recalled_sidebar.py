@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from console.engine.briefing import RecalledRecord
-from store.models import ActionOutcome
+if TYPE_CHECKING:  # the memory's models are not needed to paint an empty sidebar
+    from console.engine.briefing import RecalledRecord
+    from store.models import ActionOutcome
 
-OUTCOME_STYLE = {ActionOutcome.RESOLVED: "bold green", ActionOutcome.MITIGATED: "bold cyan",
-                 ActionOutcome.NO_EFFECT: "bold white", ActionOutcome.WORSENED: "bold red"}
+
+@cache
+def outcome_styles() -> dict[ActionOutcome, str]:
+    from store.models import ActionOutcome
+
+    return {ActionOutcome.RESOLVED: "bold green", ActionOutcome.MITIGATED: "bold cyan",
+            ActionOutcome.NO_EFFECT: "bold white", ActionOutcome.WORSENED: "bold red"}
 
 
 def record_option(record: RecalledRecord) -> Text:
@@ -26,7 +34,7 @@ def record_option(record: RecalledRecord) -> Text:
         text.append(f" {record.service} · {record.title}", style="")
         return text
     text.append(f"{record.action_id} ", style="bold")
-    text.append(f"{record.outcome}", style=OUTCOME_STYLE[record.outcome] if record.outcome
+    text.append(f"{record.outcome}", style=outcome_styles()[record.outcome] if record.outcome
                 else "bold")
     text.append(f"  {record.score:.2f}", style="dim")
     if not record.confirmed:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.widgets import Static
 
-from console.engine.engine import MemoryStatus
+if TYPE_CHECKING:
+    from console.engine.engine import MemoryStatus
 
 
 class StatusLine(Static):

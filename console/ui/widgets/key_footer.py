@@ -1,0 +1,42 @@
+"""The footer of keys, rebuilt only when the keys it shows change."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from textual.screen import Screen
+from textual.widgets import Footer
+
+
+class KeyFooter(Footer):
+    """Textual's Footer rebuilds every key widget on each bindings signal; the main screen sends
+    five or more while it starts (mount, focus, app focus), each after the last had landed, and
+    those rebuilds were most of the screen's cost before first paint. This one rebuilds once per
+    burst of signals, and only when a key, its label, tooltip or enabled state changed."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[Hashable, ...] | None = None
+        self._pending = False
+
+    def _keys(self) -> tuple[Hashable, ...]:
+        return tuple((binding.key, binding.description, binding.action, enabled, tooltip)
+                     for _, binding, enabled, tooltip in self.screen.active_bindings.values()
+                     if binding.show)
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus or self._pending:
+            return
+        if self.is_attached and screen is self.screen:
+            self._pending = True
+            self.call_after_refresh(self._recompose_if_changed)
+
+    async def _recompose_if_changed(self) -> None:
+        self._pending = False
+        if not self.is_attached:
+            return
+        keys = self._keys()
+        if keys != self._shown:
+            self._shown = keys  # before the await: a signal meanwhile compares with these
+            await self.recompose()

@@ -15,11 +15,20 @@ DRILLS_HELP = ("let incidents recorded in a game day (drill: true) be recalled a
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="triage", description="Incident triage console. With no command, opens the console.")
+    parser.add_argument("--drill", action="store_true",
+                        help="game-day mode: a DRILL banner on every screen, audit lines tagged, "
+                             "a timeline and a drill report; postmortems saved as drills "
+                             "(also TRIAGE_DRILL=1)")
+    parser.add_argument("--include-drills", action="store_true", dest="console_include_drills",
+                        help=DRILLS_HELP)
     commands = parser.add_subparsers(dest="command")
     brief = commands.add_parser("brief", help="run the whole pipeline for one alert, headless")
     brief.add_argument("text", nargs="?", help="alert text, or - to read stdin")
     brief.add_argument("--alert-file", help="read the alert (text or Alertmanager JSON) from F")
     brief.add_argument("--json", action="store_true", help="print the briefing as JSON")
+    brief.add_argument("--format", choices=("text", "json", "md"), default=None,
+                       help="text (default), json (same as --json) or md: Markdown for the "
+                            "incident channel, every citation kept")
     brief.add_argument("--group", type=int, metavar="N",
                        help="brief alert group N of a multi-alert payload (as numbered in its "
                             "group list)")
@@ -90,8 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"triage: bad environment: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if getattr(args, "include_drills", False):
+    if getattr(args, "include_drills", False) or args.console_include_drills:
         settings = settings.model_copy(update={"include_drills": True})
+    if args.drill:
+        settings = settings.model_copy(update={"game_day": True})
     if args.command is None:
         from console.ui.app import TriageApp
 

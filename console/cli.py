@@ -88,8 +88,13 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
         verification, code = _verification(engine, routed, mode, answers,
                                            set(getattr(args, "allow_probe", None) or []))
         briefing = briefing.model_copy(update={"verification": verification})
-    if args.json:
+    output = "json" if args.json else (getattr(args, "format", None) or "text")
+    if output == "json":
         print(briefing.model_dump_json(indent=2))
+    elif output == "md":
+        from console.engine.export import briefing_markdown
+
+        print(briefing_markdown(briefing), end="")
     else:
         print(briefing_text(briefing))
     return code

@@ -64,3 +64,16 @@ def test_include_drills_lets_a_game_day_incident_be_evidence(fixture_incidents: 
                 for out in (plain.stdout, included.stdout)]
     assert "G1" not in recalled[0] and "K1" in recalled[0]
     assert "G1" in recalled[1]
+
+
+def test_brief_as_markdown_keeps_every_citation(tmp_path: Path) -> None:
+    from tests.test_cli import CHECKOUT, brief_json
+
+    data_dir = tmp_path / "data"
+    doc = brief_json(CHECKOUT, data_dir=data_dir)
+    result = run_cli("brief", CHECKOUT, "--format", "md", data_dir=data_dir)
+    assert result.returncode == 0, result.stderr
+    cited = {w["action_id"] for w in doc["warnings"]} | {
+        e["action_id"] for r in doc["recommendations"] for e in r["evidence"]}
+    assert cited and all(f"`{c}`" in result.stdout for c in cited)
+    assert result.stdout.startswith("### Triage briefing")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,16 @@ from typing import Any
 class AuditLog:
     """Append-only JSON lines in the data dir; a failure to write never blocks a briefing."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, tags: Mapping[str, Any] | None = None) -> None:
+        """``tags`` go on every line (a game day's ``drill``/``drill_id``: practice is never
+        read as production)."""
         self.path = path
+        self.tags = dict(tags or {})
         self.error: str | None = None
 
     def append(self, entry: dict[str, Any]) -> None:
-        record = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), **entry}
+        record = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), **self.tags,
+                  **entry}
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

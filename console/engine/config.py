@@ -30,6 +30,9 @@ class Settings(BaseModel):
     # Incidents recorded in a game day (`drill: true`) are hidden from every recall unless
     # this is set (`--include-drills`): a practice run's notes are never real evidence.
     include_drills: bool = False
+    # Game-day mode (`triage --drill`, TRIAGE_DRILL=1): a DRILL banner on every screen, every
+    # audit line tagged, a timeline recorded, postmortems saved with `drill: true`.
+    game_day: bool = False
 
     def hidden_drills(self, drill_ids: frozenset[str]) -> frozenset[str]:
         """The drill incidents a recall must not see under these settings."""
@@ -78,4 +81,5 @@ class Settings(BaseModel):
             embed_model=env.get("TRIAGE_EMBED_MODEL") or None,
             offline=env.get("TRIAGE_OFFLINE", "").strip().lower() in ("1", "true", "yes"),
             model_timeout=float(env.get("TRIAGE_MODEL_TIMEOUT") or 60.0),
+            game_day=env.get("TRIAGE_DRILL", "").strip().lower() in ("1", "true", "yes"),
         )

@@ -317,3 +317,18 @@ def test_every_bundled_incident_verifies_as_its_own_alert(readonly_engine: Triag
                              data_dir=tmp_path, now=NOW,
                              rerecall=partial(readonly_engine.rerecall, routed.alert.text))
         assert result["status"] == "done", (incident.id, result.get("error"))
+
+
+# --- game day ---------------------------------------------------------------------------------
+
+def test_game_day_is_read_from_the_environment_and_tags_every_audit_line(tmp_path: Path) -> None:
+    from console.engine.audit import AuditLog
+    from console.engine.config import Settings
+
+    assert Settings.from_env({"TRIAGE_DRILL": " Yes "}).game_day
+    assert not Settings.from_env({"TRIAGE_DRILL": "0"}).game_day
+    log = AuditLog(tmp_path / "audit.jsonl", tags={"drill": True, "drill_id": "gd-1"})
+    log.append({"event": "briefing_shown"})
+    line = json.loads((tmp_path / "audit.jsonl").read_text())
+    assert line["drill"] is True and line["drill_id"] == "gd-1"
+    assert line["event"] == "briefing_shown"

@@ -74,7 +74,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from console.engine.briefing import State
+from console.engine.briefing import Briefing, State
 from console.engine.config import Settings
 from console.engine.deterministic import deterministic_briefing
 from console.engine.evaluate import replay_alert
@@ -301,6 +301,14 @@ def replay(index: MemoryIndex, memory: LoadedMemory, incident: Incident, judge: 
         has_resolved=bool(resolved), lead=lead, lead_right=lead_right,
         warnings=[w.action_id for w in briefing.warnings],
         warned_right=(bool(matches) if worsened else None), warned_matches=matches)
+
+
+def replay_briefing(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
+                    hidden: frozenset[str] = frozenset()) -> Briefing:
+    """The briefing the console would have shown for ``incident``'s replay (as :func:`replay`
+    judges it): deterministic, with the incident (and ``hidden``) out of the memory."""
+    found = recall(index, replay_alert(incident), hidden=hidden | {incident.id})
+    return deterministic_briefing(without(found, quarantine(found)), len(memory.incidents), None)
 
 
 def run_drill(index: MemoryIndex, memory: LoadedMemory, settings: Settings,

@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
@@ -109,7 +110,7 @@ class DrillScreen(Screen[None]):
                                       "had.", style="dim"), markup=False, id="drill-briefing-body")
         yield Footer()
 
-    def _chart(self) -> Static:
+    def _chart(self) -> Widget:
         from textual_plotext import PlotextPlot
 
         chart = PlotextPlot(id="drill-chart")

@@ -144,6 +144,10 @@ def incident_block(incident: Incident) -> str:
         lines += _text_field("root_cause", incident.root_cause, "  ")
     if incident.tags:
         lines.append(f"  tags: {_scalar(list(incident.tags))}")  # quoted for a flow list
+    if incident.related:
+        lines.append(f"  related: {_scalar(list(incident.related))}")
+    if incident.drill:
+        lines.append("  drill: true")
     lines.append("  actions:" if incident.actions else "  actions: []")
     for action in incident.actions:
         lines.append(f"    - id: {_scalar(action.id)}")

@@ -171,6 +171,9 @@ class TriageEngine:
         if self.memory is None or self.index is None:
             self.load()
         assert self.index is not None and self.memory is not None
+        if self.settings.game_day and not incident.drill:
+            # A game day's notes are practice: never evidence unless --include-drills.
+            incident = incident.model_copy(update={"drill": True})
         cleaned, redacted = redact_incident(incident)
         target = self.settings.incidents_path
         notes: list[str] = []

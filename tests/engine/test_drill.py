@@ -285,3 +285,32 @@ def _recalled(incident: Any, position: int) -> Any:
         position=position, service=incident.service, outcome=a.outcome, kind=a.kind or "",
         confirmed=True, title="", symptoms="", root_cause="", action=a.action,
         explanation=a.explanation, started_at="", text=a.action, score=1.0)
+
+
+def test_a_postmortem_saved_on_a_game_day_is_a_drill_and_never_real_evidence(
+        tmp_path: Path) -> None:
+    """Saved in game-day mode, the incident is written with ``drill: true``; the next real
+    briefing (no game day, drills not included) neither recalls nor cites it."""
+    import shutil
+
+    from console.engine.alert import parse_alert
+    from store.models import Incident
+    from tests.conftest import BUNDLED_INCIDENTS
+
+    incidents = tmp_path / "incidents.yaml"
+    shutil.copy(BUNDLED_INCIDENTS, incidents)
+    settings = Settings(incidents_path=incidents, data_dir=tmp_path / "data", game_day=True)
+    practice = Incident.model_validate({
+        "id": "INC-9001", "service": "ledger-api",
+        "symptoms": "ledger-api ledger-posting queue stuck, zebra-unicorn errors on every post",
+        "actions": [{"id": "A1", "action": "Flipped the zebra-unicorn switch",
+                     "outcome": "RESOLVED", "explanation": "The queue drained at once"}]})
+    saved = TriageEngine(settings).save_incident(practice)
+    assert saved.incident.drill is True
+    assert "drill: true" in incidents.read_text(encoding="utf-8")
+    alert = parse_alert("ledger-api zebra-unicorn errors on every post, posting queue stuck")
+    real = TriageEngine(settings.model_copy(update={"game_day": False})).brief(alert)
+    assert "INC-9001" not in {r.incident_id for r in real.recalled}
+    included = TriageEngine(settings.model_copy(update={"game_day": False,
+                                                        "include_drills": True})).brief(alert)
+    assert "INC-9001" in {r.incident_id for r in included.recalled}

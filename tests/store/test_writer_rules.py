@@ -467,3 +467,18 @@ def test_a_failed_write_leaves_the_file_as_it_was_and_no_temp_file(tmp_path: Pat
     assert temp_files(tmp_path) == []
     save_incident(path, make(), loaded)  # and the next save works
     assert [i.id for i in load_incidents(path).incidents] == ["INC-1", "INC-2"]
+
+
+def test_related_and_drill_are_written_and_read_back(tmp_path: Path) -> None:
+    """Editing an incident that names related ones (or one saved in a drill) keeps both: the
+    writer once dropped them, and the save was refused as not reading back."""
+    path = tmp_path / "incidents.yaml"
+    path.write_text(ONE, encoding="utf-8")
+    save_incident(path, make(related=["INC-1"], drill=True), file_sha256(path))
+    saved = load_incidents(path).incidents[1]
+    assert saved.related == ["INC-1"] and saved.drill is True
+    text = path.read_text(encoding="utf-8")
+    assert "  related: [INC-1]\n" in text and "  drill: true\n" in text
+    save_incident(path, make("INC-3"), file_sha256(path))
+    plain = path.read_text(encoding="utf-8").split("- id: INC-3")[1]
+    assert "related" not in plain and "drill" not in plain

@@ -45,6 +45,18 @@ def _parser() -> argparse.ArgumentParser:
     brief.add_argument("--include-drills", action="store_true", help=DRILLS_HELP)
     index = commands.add_parser("index", help="bring the index up to date with the incidents")
     index.add_argument("--rebuild", action="store_true", help="rebuild even when fresh")
+    index.add_argument("--publish", action="store_true",
+                       help="build from the incidents and publish a new version of the shared "
+                            "index at TRIAGE_INDEX_URI (refused when older than the current one)")
+    index.add_argument("--pull", action="store_true",
+                       help="copy the current shared version into the data dir (offline use)")
+    index.add_argument("--force", action="store_true",
+                       help="with --publish: publish even when the incidents are older than "
+                            "the current version's")
+    index.add_argument("--source-time", metavar="ISO-8601",
+                       help="with --publish: when this incidents content was written (CI: the "
+                            "commit time, `git log -1 --format=%%cI`); default the files' "
+                            "newest modification time")
     commands.add_parser("check", help="validate the incidents file; list every problem")
     add = commands.add_parser("add", help="validate incidents in FILE and append them to the "
                               "incidents file, keeping every byte already there")

@@ -145,7 +145,11 @@ def _verification(engine: TriageEngine, routed: Routed, mode: str, answers: dict
 
 def index(settings: Settings, args: argparse.Namespace) -> int:
     """Build (or check and reuse) the index on disk; a write that fails exits 1 naming the
-    fault and the place — it is not held in memory here, that would build nothing."""
+    fault and the place — it is not held in memory here, that would build nothing.
+    ``--publish`` builds and publishes a version of the shared index (TRIAGE_INDEX_URI);
+    ``--pull`` copies the current version into the data dir for offline use."""
+    if getattr(args, "publish", False) or getattr(args, "pull", False):
+        return _index_shared(settings, args)
     engine = TriageEngine(settings)
     try:
         status = engine.load(rebuild=args.rebuild, progress=_progress("embedding incidents"),
@@ -156,6 +160,42 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
         print(notice)
     print(f"index {status.index}: {status.incidents} incidents, {status.actions} actions "
           f"from {status.source} → {settings.index_dir}")
+    return EXIT_OK
+
+
+def _index_shared(settings: Settings, args: argparse.Namespace) -> int:
+    """`triage index --publish | --pull`: the shared index on object storage."""
+    from store.index import MemoryIndex
+    from store.shared import publish, pull
+
+    store = settings.shared_store()
+    if store is None:
+        return _fail("--publish and --pull need TRIAGE_INDEX_URI (e.g. s3://bucket/prefix) and "
+                     "the AWS variables for the store (see README)")
+    if args.publish and args.pull:
+        return _fail("give --publish or --pull, not both")
+    try:
+        if args.pull:
+            pulled = pull(store, settings.data_dir)
+            print(f"pulled {pulled.version.describe()} from {store.describe()} → "
+                  f"{settings.data_dir}; the console uses it when the store is out of reach "
+                  "(or with TRIAGE_OFFLINE=1)")
+            return EXIT_OK
+        memory = read_memory(settings.incidents_path)
+        engine = TriageEngine(settings)
+        builder = MemoryIndex(settings.data_dir, engine.embedder(),
+                              calibration_file=settings.calibration_path)
+        result = publish(store, memory, builder, when=getattr(args, "source_time", None),
+                         force=bool(getattr(args, "force", False)),
+                         progress=_progress("embedding incidents"))
+    except TriageError as exc:
+        return report_error(exc)
+    for notice in result.notices:
+        print(notice)
+    if result.published is not None:
+        print(f"published {result.published.describe()} to {store.describe()}, built from "
+              f"{settings.incidents_path} (content {memory.source_hash[:12]}, written "
+              f"{result.published.source_time})")
     return EXIT_OK
 
 
@@ -237,16 +277,23 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
         state = freshness(settings.index_dir, memory.source_hash,
                           embedder.id if embedder else None)
         mismatch = _index_mismatch(settings, memory, embedder) if state == "fresh" else None
-        report(state == "fresh" and mismatch is None,
-               f"index {state if mismatch is None else 'does not match itself: ' + mismatch} "
-               f"({settings.index_dir})",
-               "run `triage index` (the console also rebuilds it on start)")
+        if settings.index_uri and (state != "fresh" or mismatch is not None):
+            print(f"note local index {state} ({settings.index_dir}): recall reads the shared "
+                  "index; a local one is only a fallback (`triage index --pull` or `triage "
+                  "index`)")
+        else:
+            report(state == "fresh" and mismatch is None,
+                   f"index {state if mismatch is None else 'does not match itself: ' + mismatch}"
+                   f" ({settings.index_dir})",
+                   "run `triage index` (the console also rebuilds it on start)")
     incidents_dir = (settings.incidents_path if settings.incidents_path.is_dir()
                      else settings.incidents_path.parent)
     for place, setting in ((settings.data_dir, "TRIAGE_DATA_DIR"),
                            (incidents_dir, "TRIAGE_INCIDENTS")):
         _doctor_writable(place, setting, report)
     _doctor_embedder(settings, engine, report)
+    if settings.index_uri:
+        _doctor_shared(settings, engine, report)
     if settings.offline:
         print("note TRIAGE_OFFLINE=1: no model will be called; briefings are deterministic")
         return EXIT_BAD_INPUT if problems else EXIT_OK
@@ -296,6 +343,47 @@ def _doctor_writable(place: Path, setting: str, report: Callable[[bool, str, str
                fault_hint(exc, place, setting))
         return
     report(True, f"{place} ({setting}) is writable", "")
+
+
+def _doctor_shared(settings: Settings, engine: TriageEngine,
+                   report: Callable[[bool, str, str], None]) -> None:
+    """Is the shared index's store reachable, is a version published, does its embedder match
+    this console's? And how old is the pulled copy, if any?"""
+    import time
+
+    from store.shared import SharedUnavailable, current, read_manifest, read_pulled
+
+    store = settings.shared_store()
+    pulled = read_pulled(settings.data_dir)
+    if pulled is not None:
+        print(f"note pulled copy of shared {pulled.version.label}, {pulled.age()} old "
+              f"(published {pulled.version.published_at})")
+    if settings.offline:
+        print(f"note TRIAGE_OFFLINE=1: the shared index at {store.describe()} is not contacted")
+        return
+    from store.index import _lancedb
+
+    _lancedb()  # (imported before the clock starts: ~1 s that is not the store's)
+    started = time.monotonic()
+    try:
+        version = current(read_manifest(store))
+    except SharedUnavailable as exc:
+        report(False, f"shared index at {store.describe()}: {exc.title.split(': ', 1)[-1]} "
+                      f"({time.monotonic() - started:.1f} s)", exc.hint)
+        return
+    if version is None:
+        report(False, f"shared index at {store.describe()}: reachable, nothing published yet",
+               "publish it: `triage index --publish` (CI does this after a merge)")
+        return
+    report(True, f"shared index at {store.describe()}: reachable "
+                 f"({time.monotonic() - started:.1f} s), current {version.describe()}", "")
+    embedder = engine.embedder()
+    mine = embedder.id if embedder else None
+    report(version.embedder == mine,
+           f"shared {version.label} embedder {version.embedder or 'none'} matches this "
+           f"console's ({mine or 'none'})",
+           "set TRIAGE_EMBED_MODEL to the shared index's embedder, or publish it again with "
+           "this one: `triage index --publish`")
 
 
 def _doctor_embedder(settings: Settings, engine: TriageEngine,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 
 def _default_data_dir() -> Path:
@@ -33,6 +34,28 @@ class Settings(BaseModel):
     # Game-day mode (`triage --drill`, TRIAGE_DRILL=1): a DRILL banner on every screen, every
     # audit line tagged, a timeline recorded, postmortems saved with `drill: true`.
     game_day: bool = False
+    # A team's shared index on object storage (store/shared.py): TRIAGE_INDEX_URI and the usual
+    # AWS variables; the secret is never shown (SecretStr).
+    index_uri: str | None = None
+    s3_endpoint: str | None = None
+    s3_region: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = None
+    s3_session_token: SecretStr | None = None
+    s3_allow_http: bool | None = None  # None: allowed when the endpoint is http://
+    store_timeout: float = 5.0  # seconds per request to the store (TRIAGE_S3_TIMEOUT)
+
+    def shared_store(self) -> Any:
+        """The shared index's store.shared.Store, or None without TRIAGE_INDEX_URI."""
+        if not self.index_uri:
+            return None
+        from store.shared import Store, storage_options
+
+        secret = self.s3_secret_access_key.get_secret_value() if self.s3_secret_access_key else None
+        token = self.s3_session_token.get_secret_value() if self.s3_session_token else None
+        return Store(self.index_uri, storage_options(
+            self.s3_endpoint, self.s3_region, self.s3_access_key_id, secret, token,
+            self.s3_allow_http, self.store_timeout), self.s3_endpoint)
 
     def hidden_drills(self, drill_ids: frozenset[str]) -> frozenset[str]:
         """The drill incidents a recall must not see under these settings."""
@@ -82,4 +105,23 @@ class Settings(BaseModel):
             offline=env.get("TRIAGE_OFFLINE", "").strip().lower() in ("1", "true", "yes"),
             model_timeout=float(env.get("TRIAGE_MODEL_TIMEOUT") or 60.0),
             game_day=env.get("TRIAGE_DRILL", "").strip().lower() in ("1", "true", "yes"),
+            index_uri=env.get("TRIAGE_INDEX_URI") or None,
+            s3_endpoint=env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None,
+            s3_region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
+            s3_access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
+            s3_secret_access_key=_secret(env.get("AWS_SECRET_ACCESS_KEY")),
+            s3_session_token=_secret(env.get("AWS_SESSION_TOKEN")),
+            s3_allow_http=_flag(env.get("TRIAGE_S3_ALLOW_HTTP")),
+            store_timeout=float(env.get("TRIAGE_S3_TIMEOUT") or 5.0),
         )
+
+
+def _flag(value: str | None) -> bool | None:
+    """A yes/no variable; None when unset (the default applies)."""
+    if value is None or not value.strip():
+        return None
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _secret(value: str | None) -> SecretStr | None:
+    return SecretStr(value) if value else None

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from console.engine import pipeline
 from console.engine.alert import Alert
@@ -36,6 +37,10 @@ class MemoryStatus:
     model: str  # "not configured" | "<name> offline (TRIAGE_OFFLINE)" | "<name>"
     source: str
     notices: tuple[str, ...] = field(default_factory=tuple)
+    # With TRIAGE_INDEX_URI: which memory recall reads ("shared v3", "pulled v3, 2 h old",
+    # "local (shared index not used)") and how many local incidents are laid over it.
+    shared: str | None = None
+    overlaid: int = 0
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ class TriageEngine:
         self.index: MemoryIndex | None = None
         self.notices: list[str] = []
         self.loaded_sha256: str | None = None
+        self.shared: tuple[str, int] | None = None  # (status words, incidents overlaid)
 
     def embedder(self) -> Embedder | None:
         """The bundled in-process MiniLM unless an Ollama model is named (and may be called);
@@ -136,12 +142,29 @@ class TriageEngine:
         """
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
         memory = read_memory(self.settings.incidents_path)
+        store = self.settings.shared_store()
+        if store is not None and not on_disk:
+            return self._load_shared(store, memory)
         index = MemoryIndex(self.settings.data_dir, self.embedder(),
                             EmbeddingCache(self.settings.embedding_cache),
                             calibration_file=self.settings.calibration_path)
         self.notices = index.open(memory, rebuild=rebuild, progress=progress,
                                   in_memory_fallback=not on_disk)
         self.memory, self.index = memory, index
+        return self._status(memory)
+
+    def _load_shared(self, store: Any, memory: LoadedMemory) -> MemoryStatus:
+        """The shared index (TRIAGE_INDEX_URI) with this laptop's own incidents laid over it;
+        the pulled copy or a local index when the store does not answer (with a notice);
+        store.shared.SharedUnavailable when none of them can be searched."""
+        from store.overlay import Sources, open_layered
+
+        opened = open_layered(Sources(store, self.settings.data_dir, memory, self.embedder(),
+                                      EmbeddingCache(self.settings.embedding_cache),
+                                      self.settings.calibration_path,
+                                      offline=self.settings.offline))
+        self.memory, self.index, self.notices = memory, opened.index, opened.notices
+        self.shared = (opened.label, opened.overlaid)
         return self._status(memory)
 
     def known_services(self) -> list[str]:
@@ -238,9 +261,14 @@ class TriageEngine:
         state = self.index.state if self.index is not None else "missing"
         label = {"fresh": "fresh", "rebuilt": "fresh (rebuilt)",
                  "memory": "in memory only"}.get(state, state)
+        shared, overlaid = self.shared or (None, 0)
+        overlay = getattr(self.index, "overlaid", None)
+        if shared is not None and isinstance(overlay, list):
+            overlaid = len(overlay)  # a save lays the overlay again
+            label = shared
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
                             label, self.model_label(), str(self.settings.incidents_path),
-                            tuple(self.notices))
+                            tuple(self.notices), shared, overlaid)
 
     def snapshot(self) -> MemorySnapshot:
         """The memory and index a request will read (loading them first if needed)."""

@@ -1,0 +1,392 @@
+"""Reading a shared version with the laptop's own, not-yet-merged incidents laid over it.
+
+The overlay is the local incidents new or changed relative to the version's record hashes; a
+changed one hides (shadows) the shared record, one missing locally hides it too — but only when
+the local incidents files are at least as new as the version's content (``source_time``): a
+laptop that has not pulled the latest incidents yet keeps the shared records it lacks.
+
+One gate for both: the overlay is scored with the version's calibration and its document
+frequencies (adjusted for what is hidden and overlaid), and its BM25 comes from a local
+full-text index over the whole layered corpus (the version's documents as unscored "ballast"
+rows plus the overlay), so its statistics are those of the memory being searched.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from store.embedder import EmbedderUnavailable, EmbeddingCache, embed_cached
+from store.index import (
+    COLUMNS,
+    LANCE_ERRORS,
+    SCHEMA_VERSION,
+    TABLE,
+    Candidate,
+    IndexMeta,
+    IndexUnavailable,
+    MemoryIndex,
+    _lancedb,
+    _row,
+    freshness,
+    incident_document,
+)
+from store.loader import LoadedMemory
+from store.models import Incident
+from store.terms import search_text, terms
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from store.embedder import Embedder
+    from store.shared import Published, Store
+
+
+@dataclass
+class _Health:
+    """Shared by an index and every pinned view of it: once the store stops answering, every
+    later request goes straight to the fallback (no second timeout)."""
+
+    fallback: MemoryIndex | None = None
+    notice: str | None = None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What the engine loaded: the index, notices, and the status line's words."""
+
+    index: MemoryIndex
+    notices: list[str]
+    label: str  # "shared v3" | "pulled v3, 2 h old" | "local (shared index unreachable)"
+    version: str | None = None  # "v3" when a shared version is in use
+    overlaid: int = 0
+
+
+class LayeredIndex(MemoryIndex):
+    """A published version (in the store, or a pulled copy) with the overlay on top. Read-only:
+    a save re-lays the overlay (``update_incident``), it never writes the version."""
+
+    def __init__(self, data_dir: Path, embedder: Embedder | None, cache: EmbeddingCache | None,
+                 base: Any, version: Published, label: str,
+                 fallback: Callable[[str], tuple[MemoryIndex, str]] | None = None) -> None:
+        super().__init__(data_dir, embedder, cache)
+        self.base_db = base
+        self.version = version
+        self.label = label
+        self._fallback_factory = fallback
+        self._health = _Health()
+        self._overlay: Any = None
+        self.hidden: frozenset[str] = frozenset()
+        self.overlaid: list[str] = []
+        self.base_hashes: dict[str, str] = {}
+        self.state = "shared"
+
+    # -- layering ------------------------------------------------------------------------
+
+    def lay(self, memory: LoadedMemory) -> list[str]:
+        """(Re)compute the overlay for ``memory``; returns notices."""
+        from store.shared import _time, record_hash, source_time
+
+        self._table = self.base_db.open_table(TABLE)
+        if not self.base_hashes:
+            rows = self.base_db.open_table("hashes").to_arrow().to_pylist()
+            self.base_hashes = {r["incident_id"]: r["sha256"] for r in rows}
+        shared = self.base_hashes
+        local = {i.id: i for i in memory.incidents}
+        ahead = _time(source_time(memory)) >= _time(self.version.source_time)
+        new = [i for i in memory.incidents if i.id not in shared]
+        changed = [i for i in memory.incidents
+                   if i.id in shared and shared[i.id] != record_hash(i)]
+        deleted = [i for i in shared if i not in local]
+        notices = []
+        if not ahead and (changed or deleted):
+            notices.append(f"the incidents files here are older than the content of shared "
+                           f"{self.version.label}: {len(changed)} edited and {len(deleted)} "
+                           "missing incident(s) are read from the shared index — `git pull` "
+                           "the incidents to lay your own edits over it")
+            changed, deleted = [], []
+        overlay = new + changed
+        self.hidden = frozenset(i.id for i in changed) | frozenset(deleted)
+        self.overlaid = [i.id for i in overlay]
+        self.meta = self._layered_meta(overlay)
+        self._overlay, embed_notice = (self._overlay_table(overlay) if overlay else (None, None))
+        if embed_notice:
+            notices.append(embed_notice)
+        self._memory = None  # never rebuilt from the incidents file: the version is not ours
+        return notices
+
+    def _layered_meta(self, overlay: list[Incident]) -> IndexMeta:
+        meta = self.version.index_meta()
+        counts = Counter(meta.document_frequency)
+        if self.hidden:
+            quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in sorted(self.hidden))
+            for row in (self._table.search().where(f"incident_id IN ({quoted})")
+                        .select(["incident_id", "terms"]).limit(len(self.hidden)).to_list()):
+                counts.subtract(set(row["terms"].split()))
+        for incident in overlay:
+            counts.update(set(terms(incident_document(incident))))
+        size = meta.incidents - len(self.hidden) + len(overlay)
+        return meta.model_copy(update={
+            "document_frequency": {t: c for t, c in counts.items() if c > 0},
+            "incidents": size, "rows": size})
+
+    def _overlay_table(self, overlay: list[Incident]) -> tuple[Any, str | None]:
+        """The local full-text (and vector) table of the overlay, with the version's
+        documents as ballast for the BM25 statistics; cached per version and overlay."""
+        from store.shared import record_hash
+
+        digest = hashlib.sha256("\n".join(
+            [self.version.publish_id, self.embedder_id or "", *sorted(self.hidden),
+             *sorted(record_hash(i) for i in overlay)]).encode()).hexdigest()[:20]
+        root = self.index_dir.parent / "overlay"
+        where = root / digest
+        if (where / "done").exists():
+            try:
+                return _lancedb().connect(str(where)).open_table("overlay"), None
+            except LANCE_ERRORS:
+                pass
+        rows = [_row(i) for i in overlay]
+        vectors, notice = None, None
+        dim = self.version.vector_dim
+        if dim and self.embedder is not None:
+            try:
+                vectors = embed_cached(self.embedder, [r["document"] for r in rows], self.cache)
+            except EmbedderUnavailable as exc:
+                notice = f"local incidents are searched by words only: {exc}"
+        ballast = [r for r in self._table.search().select(["incident_id", "lexical"])
+                   .limit(max(1, self.version.incidents)).to_list()
+                   if r["incident_id"] not in self.hidden]
+        data = _overlay_arrow(rows, ballast, vectors, dim if vectors is not None else None)
+        shutil.rmtree(root, ignore_errors=True)  # older overlays of this data dir
+        where.mkdir(parents=True, exist_ok=True)
+        from lancedb.index import FTS
+
+        table = _lancedb().connect(str(where)).create_table("overlay", data=data, mode="overwrite")
+        table.create_index("lexical", config=FTS())
+        (where / "done").write_text(digest, encoding="utf-8")
+        return table, notice
+
+    # -- the MemoryIndex surface recall and the engine use -------------------------------
+
+    def open(self, memory: LoadedMemory, rebuild: bool = False, progress: Any = None,
+             in_memory_fallback: bool = False) -> list[str]:
+        return self.lay(memory)
+
+    def update_incident(self, memory: LoadedMemory, incident_id: str,
+                        previous: Incident | None = None, in_memory_fallback: bool = False,
+                        ) -> list[str]:
+        """A save: the incident joins the overlay (recalled at once); the version is untouched."""
+        return self.lay(memory)
+
+    def pinned(self) -> MemoryIndex:
+        if self._health.fallback is not None:
+            view = self._health.fallback.pinned()
+            if self._health.notice:
+                view.repairs.append(self._health.notice)
+            return view
+        view = copy.copy(self)
+        view.repairs = []
+        return view
+
+    def search(self, text: str, vector: np.ndarray | None, limit: int) -> list[Candidate]:
+        if self._health.fallback is not None:
+            return self._health.fallback.search(text, vector, limit)
+        try:
+            found = [c for c in super().search(text, vector, limit + len(self.hidden))
+                     if c.incident_id not in self.hidden]
+            if self._overlay is not None:
+                found.extend(self._search_overlay(text, vector, limit))
+        except (IndexUnavailable, *LANCE_ERRORS) as exc:
+            return self._fall_back(exc).search(text, vector, limit)
+        return found
+
+    def _fall_back(self, exc: BaseException) -> MemoryIndex:
+        from store.shared import store_reason
+
+        reason = f"the {self.label} stopped answering ({store_reason(exc)})"
+        if self._fallback_factory is None:
+            raise IndexUnavailable(f"{reason}: the memory was not searched", [],
+                                   "run `triage index --pull` when the store answers, or "
+                                   "`triage index` to build the index on this laptop") from exc
+        index, notice = self._fallback_factory(reason)
+        self._health.fallback, self._health.notice = index, notice
+        self.repairs.append(notice)
+        return index
+
+    def _search_overlay(self, text: str, vector: np.ndarray | None,
+                        limit: int) -> list[Candidate]:
+        lexical = search_text(text).replace('"', " ").strip()
+        has_vectors = "vector" in self._overlay.schema.names
+        use_vector = vector is not None and has_vectors
+        columns = [*COLUMNS, "vector"] if has_vectors else list(COLUMNS)
+        found: dict[str, dict[str, Any]] = {}
+        if lexical:
+            for row in (self._overlay.search(lexical, query_type="fts", fts_columns="lexical")
+                        .where("ballast = false", prefilter=True).limit(limit)
+                        .select([*columns, "_score"]).to_list()):
+                found[row["incident_id"]] = row
+        if use_vector:
+            for row in (self._overlay.search(vector, query_type="vector")
+                        .distance_type("cosine").where("ballast = false", prefilter=True)
+                        .limit(limit).select([*columns, "_distance"]).to_list()):
+                found.setdefault(row["incident_id"], row)["_distance"] = row["_distance"]
+        return [self._candidate(row, vector if use_vector else None) for row in found.values()]
+
+
+def _overlay_arrow(rows: list[dict[str, Any]], ballast: list[dict[str, Any]],
+                   vectors: np.ndarray | None, dim: int | None) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    empty = dict.fromkeys(COLUMNS, "")
+    every = rows + [{**empty, "incident_id": b["incident_id"], "lexical": b["lexical"]}
+                    for b in ballast]
+    fields = [pa.field(name, pa.string()) for name in COLUMNS] + [pa.field("ballast", pa.bool_())]
+    columns: dict[str, Any] = {name: [r[name] for r in every] for name in COLUMNS}
+    columns["ballast"] = [False] * len(rows) + [True] * len(ballast)
+    if vectors is not None and dim:
+        full = np.zeros((len(every), dim), dtype=np.float32)
+        full[:len(rows)] = vectors
+        fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(
+            pa.array(full.ravel(), type=pa.float32()), dim)
+    return pa.Table.from_pydict(columns, schema=pa.schema(fields))
+
+
+# --- opening: the store, else the pulled copy, else a local index -------------------------
+
+
+@dataclass
+class Sources:
+    """What the engine hands over to open the memory."""
+
+    store: Store
+    data_dir: Path
+    memory: LoadedMemory
+    embedder: Embedder | None
+    cache: EmbeddingCache | None
+    calibration_file: Path | None = None
+    offline: bool = False
+    tried: list[str] = field(default_factory=list)
+
+
+def open_layered(src: Sources) -> Opened:
+    """The shared version when the store answers; else the pulled copy; else an up-to-date
+    local index — each fallback with a notice saying why. None of them: SharedUnavailable."""
+    from store.shared import SharedMismatch, SharedUnavailable
+
+    reason = "offline (TRIAGE_OFFLINE): the store is not contacted" if src.offline else None
+    if reason is None:
+        try:
+            return _open_remote(src)
+        except SharedMismatch:
+            raise
+        except SharedUnavailable as exc:
+            reason = exc.title
+    fallback = _fallback(src, reason)
+    if fallback is None:
+        raise SharedUnavailable(
+            f"{reason}; there is no pulled copy or up-to-date local index to fall back on: "
+            "the memory was not searched", [],
+            "run `triage index --pull` once the store answers (a copy for offline use), or "
+            "`triage index` to build the index on this laptop")
+    return fallback
+
+
+def _check_embedder(version: Published, src: Sources, where: str) -> None:
+    from store.shared import SharedMismatch
+
+    mine = src.embedder.id if src.embedder else None
+    if version.schema_version != SCHEMA_VERSION:
+        error = SharedMismatch(
+            f"the {where} was written by another version of triage (schema "
+            f"{version.schema_version}, this one reads {SCHEMA_VERSION})", [],
+            "publish it again with this version: `triage index --publish`")
+    elif version.embedder != mine:
+        error = SharedMismatch(
+            f"the {where} {version.label} was built with embedder "
+            f"{version.embedder or 'none'}, this console uses {mine or 'none'}", [],
+            f"set TRIAGE_EMBED_MODEL to match ({_embed_setting(version.embedder)}), or publish "
+            "it again with this embedder: `triage index --publish`")
+    else:
+        return
+    raise error
+
+
+def _embed_setting(embedder: str | None) -> str:
+    if embedder is None:
+        return "TRIAGE_EMBED_MODEL=none"
+    if embedder.startswith("ollama:"):
+        return f"TRIAGE_EMBED_MODEL={embedder.removeprefix('ollama:')}"
+    return "unset TRIAGE_EMBED_MODEL for the bundled MiniLM"
+
+
+def _open_remote(src: Sources) -> Opened:
+    from store.shared import SharedUnavailable, _unavailable, connect, current, read_manifest
+
+    version = current(read_manifest(src.store))
+    if version is None:
+        raise SharedUnavailable(f"nothing is published at {src.store.describe()} yet")
+    _check_embedder(version, src, "shared index")
+    index = LayeredIndex(src.data_dir, src.embedder, src.cache, connect(src.store, version.prefix),
+                         version, f"shared index {version.label}",
+                         fallback=lambda why: _mid_session(src, why))
+    try:
+        notices = index.lay(src.memory)
+    except LANCE_ERRORS as exc:
+        raise _unavailable(src.store, exc, "read") from exc
+    return Opened(index, notices, f"shared {version.label}", version.label, len(index.overlaid))
+
+
+def _mid_session(src: Sources, reason: str) -> tuple[MemoryIndex, str]:
+    opened = _fallback(src, reason)
+    if opened is None:
+        raise IndexUnavailable(f"{reason}; there is no pulled copy or up-to-date local index to "
+                               "fall back on: the memory was not searched", [],
+                               "run `triage index --pull` once the store answers, or `triage "
+                               "index` to build the index on this laptop")
+    return opened.index, opened.notices[0]
+
+
+def _fallback(src: Sources, reason: str) -> Opened | None:
+    from store.shared import PULLED_DIR, SharedMismatch, read_pulled
+
+    pulled = read_pulled(src.data_dir)
+    if pulled is not None:
+        try:
+            _check_embedder(pulled.version, src, "pulled copy")
+        except SharedMismatch:
+            pulled = None  # built for another embedder: of no use here
+    if pulled is not None:
+        path = src.data_dir / PULLED_DIR / pulled.version.publish_id
+        age = pulled.age()
+        label = f"pulled {pulled.version.label}, {age} old"
+        index = LayeredIndex(src.data_dir, src.embedder, src.cache,
+                             _lancedb().connect(str(path)), pulled.version,
+                             f"pulled copy of shared {pulled.version.label}")
+        try:
+            notices = index.lay(src.memory)
+        except LANCE_ERRORS:
+            pass
+        else:
+            notice = (f"{reason}: recall uses the copy of shared {pulled.version.label} pulled "
+                      f"{age} ago (published {pulled.version.published_at})")
+            return Opened(index, [notice, *notices], label, pulled.version.label,
+                          len(index.overlaid))
+    mine = src.embedder.id if src.embedder else None
+    if freshness(src.data_dir / "index", src.memory.source_hash, mine) == "fresh":
+        local = MemoryIndex(src.data_dir, src.embedder, src.cache, src.calibration_file)
+        notices = local.open(src.memory)
+        notice = (f"{reason}: recall uses the index built on this laptop from "
+                  f"{len(src.memory.incidents)} incidents")
+        return Opened(local, [notice, *notices], "local (shared index not used)")
+    return None
+
+
+__all__ = ["LayeredIndex", "Opened", "Sources", "open_layered"]

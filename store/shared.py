@@ -1,0 +1,376 @@
+"""A team's shared index on object storage: published versions, a manifest, pulled copies.
+
+Layout under ``TRIAGE_INDEX_URI`` (e.g. ``s3://bucket/prefix``), all written with LanceDB:
+
+    manifest.lance          one row per publish, appended LAST (after its version is whole)
+    v/<publish id>/         one immutable version: the ``incidents`` table (as a local index
+                            builds it) and ``hashes`` (incident id → sha256 of its record)
+
+A reader reads the manifest first and only opens a version the manifest names, so it never
+sees a half-published one. Appends to the manifest are Lance commits (put-if-not-exists on
+the store): two publishers at once both land, each in its own version prefix, nothing mixes.
+Version numbers are the manifest's commit order (1, 2, …). The *current* version is the one
+built from the newest incidents content — the greatest ``(source_time, number)`` — so a
+publish that lost a race to newer content never becomes current by committing last.
+
+``source_time`` is when the incidents content was written: ``--source-time`` (CI passes the
+commit time, ``git log -1 --format=%cI``), else the newest modification time of the incidents
+files. A publish older than the current version is refused as stale unless ``--force``
+(which then records the current version's time, so it becomes current).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from store.embedder import EmbedProgress
+from store.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TriageError
+from store.index import (
+    LANCE_ERRORS,
+    SCHEMA_VERSION,
+    TABLE,
+    IndexMeta,
+    MemoryIndex,
+    _create_table,
+    _lancedb,
+)
+from store.loader import LoadedMemory
+from store.models import Incident
+
+if TYPE_CHECKING:
+
+    pass
+
+MANIFEST = "manifest"
+HASHES = "hashes"
+VERSIONS = "v"
+PULLED_DIR = "shared"  # under the data dir: the pulled copy
+PULLED_FILE = "pulled.json"
+OVERLAY_DIR = "overlay"  # under the data dir: the local, not-yet-merged incidents
+OVERLAY_TABLE = "overlay"
+DEFAULT_TIMEOUT = 5.0  # seconds, per request to the store
+
+
+class SharedUnavailable(TriageError):
+    """The shared index cannot be used (store down, slow, refused, empty); says why."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class SharedMismatch(SharedUnavailable):
+    """The shared index answers but was built for another embedder or schema: a setting to fix
+    (or a publish to run), not an outage — no fallback hides it."""
+
+
+class SharedStale(TriageError):
+    """A publish built from older incidents content than the current version."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+@dataclass(frozen=True)
+class Store:
+    """Where the shared index lives and how to reach it (``storage_options`` hold secrets:
+    never printed; ``describe`` is)."""
+
+    uri: str
+    options: dict[str, str] = field(default_factory=dict, repr=False)
+    endpoint: str | None = None
+
+    def describe(self) -> str:
+        return self.uri + (f" (endpoint {self.endpoint})" if self.endpoint else "")
+
+    def at(self, path: str) -> str:
+        return f"{self.uri.rstrip('/')}/{path}" if path else self.uri
+
+
+def storage_options(endpoint: str | None, region: str | None, key_id: str | None,
+                    secret: str | None, token: str | None, allow_http: bool | None,
+                    timeout: float = DEFAULT_TIMEOUT) -> dict[str, str]:
+    """LanceDB (object_store) options for S3 or an S3-compatible endpoint, with explicit
+    timeouts and a bounded retry budget: a dead store fails in about ``2·timeout`` seconds,
+    not after object_store's defaults (10 retries over up to 180 s)."""
+    seconds = max(0.5, float(timeout))
+    options = {"connect_timeout": f"{min(seconds, 2.0):g}s", "timeout": f"{seconds:g}s",
+               "client_max_retries": "1", "client_retry_timeout": f"{int(max(1, seconds))}"}
+    if endpoint:
+        options["aws_endpoint"] = endpoint
+        options["aws_virtual_hosted_style_request"] = "false"
+    if allow_http is None:
+        allow_http = bool(endpoint and endpoint.startswith("http://"))
+    if allow_http:
+        options["allow_http"] = "true"
+    for name, value in (("aws_region", region), ("aws_access_key_id", key_id),
+                        ("aws_secret_access_key", secret), ("aws_session_token", token)):
+        if value:
+            options[name] = value
+    return options
+
+
+def store_reason(exc: BaseException) -> str:
+    """What an object-store failure means, in a few words (LanceDB raises plain errors)."""
+    text = str(exc)
+    low = text.lower()
+    if "nosuchbucket" in low or "bucket does not exist" in low or "specified bucket" in low:
+        return "the bucket does not exist"
+    if any(w in low for w in ("invalidaccesskeyid", "signaturedoesnotmatch", "accessdenied",
+                              "forbidden", "403", "expiredtoken", "missing credentials",
+                              "credential")):
+        return "the store refused the credentials"
+    if "timed out" in low or "timeout" in low or "deadline" in low:
+        return "the store did not answer in time"
+    if any(w in low for w in ("connection refused", "tcp connect", "error sending request",
+                              "dns", "failed to lookup", "connect error", "connection reset")):
+        return "the store is not reachable"
+    return f"the store answered with an error ({' '.join(text.split())[:160]})"
+
+
+def _unavailable(store: Store, exc: BaseException, doing: str) -> SharedUnavailable:
+    return SharedUnavailable(
+        f"the shared index at {store.describe()} could not be {doing}: {store_reason(exc)}", [],
+        "check AWS_ENDPOINT_URL, the AWS credentials and TRIAGE_INDEX_URI (`triage doctor`); "
+        "`triage index --pull` keeps a copy for when the store is out of reach")
+
+
+class Published(BaseModel):
+    """One manifest row: a whole, published version and what it was built from."""
+
+    number: int = 0  # commit order in the manifest (filled on read)
+    publish_id: str
+    source_hash: str
+    source_time: str
+    embedder: str | None
+    vector_dim: int | None
+    incidents: int
+    actions: int
+    published_at: str
+    publisher: str
+    forced: bool = False
+    schema_version: int = SCHEMA_VERSION
+    meta: str  # the version's IndexMeta (document frequencies, calibration) as JSON
+
+    @property
+    def prefix(self) -> str:
+        return f"{VERSIONS}/{self.publish_id}"
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number}"
+
+    def index_meta(self) -> IndexMeta:
+        return IndexMeta.model_validate_json(self.meta)
+
+    def describe(self) -> str:
+        return (f"shared {self.label} ({self.incidents} incidents, {self.actions} actions, "
+                f"embedder {self.embedder or 'none'}, published {self.published_at})")
+
+
+_MANIFEST_FIELDS = [name for name in Published.model_fields if name != "number"]
+
+
+def connect(store: Store, path: str = "") -> Any:
+    try:
+        return _lancedb().connect(store.at(path), storage_options=store.options)
+    except LANCE_ERRORS as exc:
+        raise _unavailable(store, exc, "reached") from exc
+
+
+def read_manifest(store: Store) -> list[Published]:
+    """Every published version, in commit order (numbered from 1); [] when none yet."""
+    db = connect(store)
+    try:
+        names = set(db.list_tables().tables)
+        if MANIFEST not in names:
+            return []
+        rows = db.open_table(MANIFEST).to_arrow().to_pylist()
+    except LANCE_ERRORS as exc:
+        raise _unavailable(store, exc, "read") from exc
+    published = []
+    for number, row in enumerate(rows, start=1):
+        try:
+            published.append(Published.model_validate({**row, "number": number}))
+        except ValidationError:
+            continue  # a row from a newer version of triage: not ours to read
+    return published
+
+
+def current(published: list[Published]) -> Published | None:
+    """The version built from the newest content; among equals, the last committed."""
+    return max(published, key=lambda p: (_time(p.source_time), p.number), default=None)
+
+
+def _time(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def source_time(memory: LoadedMemory) -> str:
+    """When this incidents content was written, as far as the files say (newest mtime)."""
+    newest = max((f.stat().st_mtime for f in memory.files if f.exists()), default=0.0)
+    return datetime.fromtimestamp(newest, UTC).isoformat(timespec="seconds")
+
+
+def record_hash(incident: Incident) -> str:
+    """The content hash of one incident as stored (what a local edit changes)."""
+    return hashlib.sha256(incident.model_dump_json().encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    published: Published | None  # None: the current version already holds this content
+    current: Published
+    notices: list[str]
+
+
+def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str | None = None,
+            force: bool = False, progress: EmbedProgress | None = None) -> PublishResult:
+    """Build ``memory`` and publish it as a new version (see the module docstring)."""
+    when = when or source_time(memory)
+    if _time(when) == datetime.min.replace(tzinfo=UTC):
+        raise SharedStale(f"--source-time {when!r} is not an ISO-8601 time")
+    before = current(read_manifest(store))
+    if before is not None:
+        if before.source_hash == memory.source_hash and before.embedder == builder.embedder_id:
+            return PublishResult(None, before, [f"already published as {before.describe()}"])
+        if _time(when) < _time(before.source_time):
+            if not force:
+                raise SharedStale(
+                    f"stale: these incidents were written at {when}, the current {before.label} "
+                    f"was built from content of {before.source_time}", [],
+                    "update the incidents (git pull) and publish again; `--force` publishes "
+                    "this content anyway and makes it current")
+            when = before.source_time
+    rows, vectors, meta = builder._prepare(memory, progress)
+    publish_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+    entry = Published(publish_id=publish_id, source_hash=memory.source_hash, source_time=when,
+                      embedder=meta.embedder, vector_dim=meta.vector_dim,
+                      incidents=len(memory.incidents), actions=memory.action_count,
+                      published_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                      publisher=socket.gethostname(), forced=force, meta=meta.model_dump_json())
+    version = connect(store, entry.prefix)
+    try:  # 1. the whole version, under its own prefix
+        _create_table(version, rows, vectors, meta.ann)
+        version.create_table(HASHES, data=_hash_table(memory.incidents), mode="overwrite")
+    except LANCE_ERRORS as exc:
+        raise _unavailable(store, exc, "written") from exc
+    _append_manifest(store, entry)  # 2. then the manifest names it
+    after = read_manifest(store)
+    mine = next((p for p in after if p.publish_id == publish_id), entry)
+    now = current(after) or mine
+    notices = [] if now.publish_id == publish_id else [
+        f"{now.label} (content of {now.source_time}) was published meanwhile from newer "
+        f"content and stays current; {mine.label} is kept in the history"]
+    return PublishResult(mine, now, notices)
+
+
+def _append_manifest(store: Store, entry: Published) -> None:
+    import pyarrow as pa
+
+    row = entry.model_dump(include=set(_MANIFEST_FIELDS))
+    schema = pa.schema([
+        pa.field(name, pa.bool_() if name == "forced" else
+                 pa.int64() if name in ("vector_dim", "incidents", "actions", "schema_version")
+                 else pa.string()) for name in _MANIFEST_FIELDS])
+    data = pa.Table.from_pylist([row], schema=schema)
+    db = connect(store)
+    try:
+        try:
+            db.create_table(MANIFEST, data=data, mode="create")
+        except (ValueError, OSError, RuntimeError) as exc:
+            if "already exists" not in str(exc).lower():
+                raise
+            db.open_table(MANIFEST).add(data)
+    except LANCE_ERRORS as exc:
+        raise _unavailable(store, exc, "written") from exc
+
+
+def _hash_table(incidents: list[Incident]) -> Any:
+    import pyarrow as pa
+
+    return pa.table({"incident_id": [i.id for i in incidents],
+                     "sha256": [record_hash(i) for i in incidents]})
+
+
+# --- pulled copies -----------------------------------------------------------------------
+
+
+class Pulled(BaseModel):
+    version: Published
+    pulled_at: str
+    uri: str
+
+    def age(self, now: datetime | None = None) -> str:
+        seconds = ((now or datetime.now(UTC)) - _time(self.pulled_at)).total_seconds()
+        return _duration(seconds)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def pull(store: Store, data_dir: Path) -> Pulled:
+    """Copy the current version into ``data_dir/shared/<id>``; ``pulled.json`` written last."""
+    version = current(read_manifest(store))
+    if version is None:
+        raise SharedUnavailable(f"nothing is published at {store.describe()} yet", [],
+                                "publish it first: `triage index --publish`")
+    root = data_dir / PULLED_DIR
+    target = root / version.publish_id
+    source = connect(store, version.prefix)
+    try:
+        table = source.open_table(TABLE).to_arrow()
+        hashes = source.open_table(HASHES).to_arrow()
+    except LANCE_ERRORS as exc:
+        raise _unavailable(store, exc, "read") from exc
+    staging = root / f".pull-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        local = _lancedb().connect(str(staging))
+        copied = local.create_table(TABLE, data=table, mode="overwrite")
+        from lancedb.index import FTS, HnswSq
+
+        if table.num_rows:
+            copied.create_index("lexical", config=FTS())
+        meta = version.index_meta()
+        if meta.ann:
+            copied.create_index("vector", config=HnswSq(distance_type="cosine"))
+        local.create_table(HASHES, data=hashes, mode="overwrite")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    pulled = Pulled(version=version, pulled_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    uri=store.uri)
+    temp = root / f".{PULLED_FILE}.tmp"
+    temp.write_text(pulled.model_dump_json(), encoding="utf-8")
+    os.replace(temp, root / PULLED_FILE)
+    for old in root.iterdir():  # older copies: only the one named in pulled.json is used
+        if old.is_dir() and old.name != version.publish_id and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
+    return pulled
+
+
+def read_pulled(data_dir: Path) -> Pulled | None:
+    root = data_dir / PULLED_DIR
+    try:
+        pulled = Pulled.model_validate_json((root / PULLED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, ValidationError):
+        return None
+    return pulled if (root / pulled.version.publish_id / f"{TABLE}.lance").exists() else None

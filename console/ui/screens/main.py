@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -34,6 +34,13 @@ if TYPE_CHECKING:
     from console.ui.screens.postmortem import PostmortemScreen
 
 
+# Below this many columns the recalled sidebar folds away (F10 shows it): at 80 columns it would
+# leave the briefing 42 columns, and the first warning and the lead fix below the fold.
+SIDEBAR_MIN_WIDTH = 100
+# Below this many rows the confidence panel shows its first line until it is focused.
+CONFIDENCE_FULL_MIN_HEIGHT = 32
+
+
 class MainScreen(Screen[None]):
     """Everything an on-call engineer needs on one screen; every action has a key."""
 
@@ -44,12 +51,16 @@ class MainScreen(Screen[None]):
             tooltip="Scroll the briefing", id="focus-briefing"),
         Key("f4", "focus_recalled", "Recalled", title="Focus recalled memory",
             tooltip="Browse recalled records", id="focus-recalled"),
+        Key("f10", "toggle_sidebar", "Sidebar", title="Show or hide the recalled memory",
+            tooltip=f"Show or hide the recalled-memory sidebar (hidden by itself below "
+                    f"{SIDEBAR_MIN_WIDTH} columns)", id="toggle-sidebar"),
         Key("f5", "reload_memory", "Reload", title="Reload memory",
             tooltip="Re-read the incidents file", id="reload-memory"),
         Key("f6", "verify", "Verify", title="Verify the briefing",
             tooltip="Audit the briefing beside it: falsifiable questions, probes, maintain / "
                     "revise / overturn (F6 again closes)", id="verify"),
-        Key("ctrl+r", "record_postmortem", "Record postmortem",
+        # "Postmortem" in the footer: with F10 it keeps F1 Help on screen at 120 columns.
+        Key("ctrl+r", "record_postmortem", "Postmortem", title="Record postmortem",
                 tooltip="Record a postmortem; symptoms and service start from the alert (with "
                         "the verification open, its results come along as action rows)",
                 id="record-postmortem"),
@@ -68,6 +79,11 @@ class MainScreen(Screen[None]):
             tooltip="Pick an alert group of this payload; Enter briefs it", id="focus-groups"),
     ]
 
+    def __init__(self) -> None:
+        super().__init__()
+        # F10's choice, kept across resizes; None: the width decides (SIDEBAR_MIN_WIDTH).
+        self.sidebar_choice: bool | None = None
+
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
         yield AlertInput(placeholder="Alert ▸ type or paste the alert, then Enter",
@@ -82,6 +98,7 @@ class MainScreen(Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.sync_layout()
         self.query_one("#alert-input", Input).focus()
         # Load after the first paint: the worker's imports (LanceDB ~1 s) compete for the GIL.
         self.call_after_refresh(self.triage_app.load_memory)
@@ -96,6 +113,45 @@ class MainScreen(Screen[None]):
 
         assert isinstance(self.app, TriageApp)
         return self.app
+
+    # --- the layout for the terminal's size ---------------------------------------------
+
+    @property
+    def sidebar_shown(self) -> bool:
+        """The recalled sidebar is wanted (the verification panel, while open, takes its place)."""
+        if self.sidebar_choice is not None:
+            return self.sidebar_choice
+        return self.size.width >= SIDEBAR_MIN_WIDTH
+
+    def sync_layout(self) -> None:
+        """Fold the sidebar and the confidence panel to fit the terminal (see app.tcss)."""
+        self.query_one("#panes").set_class(not self.sidebar_shown, "-no-sidebar")
+        folded = self.size.height < CONFIDENCE_FULL_MIN_HEIGHT
+        self.set_class(folded, "-short")
+        confidence = self.query_one(ConfidencePanel)
+        confidence.folded = folded
+        confidence.sync_hint()
+        # A compact footer keeps more keys on a narrow screen.
+        self.query_one(KeyFooter).compact = self.size.width < SIDEBAR_MIN_WIDTH
+        self._sync_sidebar_hint()
+
+    def _sync_sidebar_hint(self) -> None:
+        """A hidden sidebar is named under the briefing, with the key that shows it."""
+        records = len(self.query_one(RecalledSidebar).records)
+        hidden = not self.sidebar_shown and not self.verification_open
+        self.query_one(BriefingPane).border_subtitle = (
+            f"recalled memory ({records}): F10" if hidden and records else "")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.sync_layout()
+
+    def action_toggle_sidebar(self) -> None:
+        if self.verification_open:
+            self.notify("The verification panel has the sidebar's place: F6 closes it.",
+                        title="Sidebar", timeout=4)
+            return
+        self.sidebar_choice = not self.sidebar_shown
+        self.sync_layout()
 
     # --- rendering what the App decided (called on the event loop, never from a worker) ---
 
@@ -140,6 +196,7 @@ class MainScreen(Screen[None]):
         self.query_one(BatchList).show_batch([])  # a new alert: the old groups are not its own
         self.refresh_bindings()
         self.query_one(RecalledSidebar).show_records([])
+        self._sync_sidebar_hint()
         self.query_one(ConfidencePanel).clear()
         self.query_one(BriefingPane).show_working("Recalling similar incidents…")
         self.show_status("briefing… (Esc cancels)")
@@ -149,6 +206,7 @@ class MainScreen(Screen[None]):
         groups = self.query_one(BatchList)
         groups.mark_pending(index)
         self.query_one(RecalledSidebar).show_records([])
+        self._sync_sidebar_hint()
         self.query_one(ConfidencePanel).clear()
         self.query_one(BriefingPane).show_working(
             f"Recalling similar incidents for alert group {index + 1} of {len(groups.alert_groups)} "
@@ -157,6 +215,7 @@ class MainScreen(Screen[None]):
 
     def show_recall(self, records: list[RecalledRecord], asking_model: bool) -> None:
         self.query_one(RecalledSidebar).show_records(records)
+        self._sync_sidebar_hint()
         if records and asking_model:
             self.query_one(BriefingPane).show_working(
                 f"Recalled {len(records)} records (see the sidebar). Asking the model "
@@ -176,6 +235,7 @@ class MainScreen(Screen[None]):
         self.query_one(BriefingPane).show_briefing(briefing)
         self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
         self.query_one(RecalledSidebar).show_records(briefing.recalled)
+        self._sync_sidebar_hint()
         self.show_status()
 
     def show_failure(self, reason: str) -> None:
@@ -204,6 +264,7 @@ class MainScreen(Screen[None]):
     def open_verification(self, working: str | None = None) -> None:
         """Show the panel beside the briefing (the recalled list makes room)."""
         self.query_one("#panes").add_class("-verifying")
+        self._sync_sidebar_hint()
         panel = self.query_one(VerificationPanel)
         if working is not None:
             panel.show_working(working)
@@ -220,6 +281,7 @@ class MainScreen(Screen[None]):
     def close_verification(self) -> None:
         if self.verification_open:
             self.query_one("#panes").remove_class("-verifying")
+            self._sync_sidebar_hint()
             self.query_one(BriefingPane).focus()
 
     @on(VerificationPanel.Answered)
@@ -316,6 +378,9 @@ class MainScreen(Screen[None]):
         self.query_one(BriefingPane).focus()
 
     def action_focus_recalled(self) -> None:
+        if not self.sidebar_shown and not self.verification_open:
+            self.sidebar_choice = True  # F4 on a narrow terminal shows the sidebar it focuses
+            self.sync_layout()
         self.query_one(RecalledSidebar).focus()
 
     def action_step_group(self, step: int) -> None:

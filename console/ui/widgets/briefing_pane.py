@@ -19,22 +19,41 @@ STATE_BANNER = {
 }
 
 
-def briefing_renderable(briefing: Briefing) -> Text:
-    """The briefing as plain Text: stored and model text is never parsed as markup."""
-    text = Text()
+def status_renderable(briefing: Briefing) -> Text:
+    """The briefing's banners folded into one line: state, who wrote it, and why not the model
+    (the full provenance is the briefing's last line, see ``source_renderable``)."""
     label, style = STATE_BANNER[briefing.state]
-    text.append(f"{label}\n", style=style)
+    text = Text(label, style=style)
     if briefing.source == "model":
-        text.append(f"written by model {briefing.model}, checked against memory "
-                    f"({len(briefing.guard_log)} guard change(s))\n", style="dim")
+        text.append(f" · model {briefing.model}, checked against memory", style="dim")
     else:
-        text.append("DETERMINISTIC BRIEFING — built from the memory alone\n", style="bold cyan")
+        text.append(" · deterministic", style="bold cyan")
     if briefing.degraded:
-        text.append(f"⚑ {briefing.degraded}\n", style="yellow")
-    text.append("\n")
+        text.append(f" · ⚑ {briefing.degraded}", style="yellow")
+    return text
+
+
+def source_renderable(briefing: Briefing) -> Text:
+    """Where the briefing came from, in full: the state, the model or the memory alone, why."""
+    label, style = STATE_BANNER[briefing.state]
+    text = Text("\nSource: ", style="bold dim")
+    text.append(label, style=style)
     if briefing.source == "model":
-        text.append("The model's reading: ", style="bold dim")
-    text.append(briefing.summary + "\n\n")
+        text.append(f" · written by model {briefing.model}, checked against memory "
+                    f"({len(briefing.guard_log)} guard change(s))", style="dim")
+    else:
+        text.append(" · DETERMINISTIC BRIEFING — built from the memory alone", style="bold cyan")
+    if briefing.degraded:
+        text.append(f"\n⚑ {briefing.degraded}", style="yellow")
+    return text
+
+
+def briefing_renderable(briefing: Briefing) -> Text:
+    """The briefing as plain Text: stored and model text is never parsed as markup.
+
+    Warnings come first and the lead fix right after them, so a terminal of 24 rows shows both
+    (the state is on the pane's status line); the summary and the provenance follow."""
+    text = Text()
     for warning in briefing.warnings:
         text.append("⚠ ", style="bold red")
         text.append(warning.text + "\n", style="red")
@@ -52,6 +71,11 @@ def briefing_renderable(briefing: Briefing) -> Text:
         if rec.failed_elsewhere:
             failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
             text.append(f"     — did not work in: {failed}\n", style="yellow")
+    if briefing.recommendations:
+        text.append("\n")
+    if briefing.source == "model":
+        text.append("The model's reading: ", style="bold dim")
+    text.append(briefing.summary + "\n")
     if briefing.likely_cause:
         text.append("Likely cause (the model's reading): ", style="bold")
         text.append(briefing.likely_cause + "\n")
@@ -72,6 +96,7 @@ def briefing_renderable(briefing: Briefing) -> Text:
     if briefing.coverage:
         text.append("\nEvidence: ", style="bold dim")
         text.append(coverage_line(briefing) + "\n", style="dim")
+    text.append_text(source_renderable(briefing))
     return text
 
 
@@ -89,22 +114,32 @@ def coverage_line(briefing: Briefing) -> str:
 
 
 class BriefingPane(VerticalScroll, can_focus=True):
-    """Scrollable briefing; shows only finished, guarded briefings."""
+    """Scrollable briefing under a one-line status that stays put; shows only finished,
+    guarded briefings."""
 
     BORDER_TITLE = "Briefing"
+    DEFAULT_CSS = """
+    BriefingPane > #briefing-status { dock: top; height: 1; text-wrap: nowrap;
+                                      text-overflow: ellipsis; display: none; }
+    BriefingPane > #briefing-status.-shown { display: block; }
+    """
 
     def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("", markup=False, id="briefing-status")
         yield Static(Text("Type or paste an alert above and press Enter.\n\n"
                           "The briefing recalls what the team did in similar past incidents — "
                           "including what made things worse."),
                      markup=False, id="briefing-body")
 
-    def show_text(self, text: Text) -> None:
+    def show_text(self, text: Text, status: Text | None = None) -> None:
+        line = self.query_one("#briefing-status", Static)
+        line.update(status or "")
+        line.set_class(status is not None, "-shown")
         self.query_one("#briefing-body", Static).update(text)
         self.scroll_home(animate=False)
 
     def show_briefing(self, briefing: Briefing) -> None:
-        self.show_text(briefing_renderable(briefing))
+        self.show_text(briefing_renderable(briefing), status_renderable(briefing))
 
     def show_working(self, message: str) -> None:
         self.show_text(Text(message, style="italic"))

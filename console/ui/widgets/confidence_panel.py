@@ -10,14 +10,21 @@ from textual.widgets import Static
 if TYPE_CHECKING:
     from console.engine.briefing import Confidence
 
+FOLDED_HINT = "focus it (Tab) for the derivation"
 
-class ConfidencePanel(Static):
-    """Confidence as a rule on evidence, with inputs, branch and result."""
+
+class ConfidencePanel(Static, can_focus=True):
+    """Confidence as a rule on evidence, with inputs, branch and result.
+
+    ``folded`` (a short screen, see MainScreen): only the first line shows until the panel is
+    focused (the CSS in app.tcss); the border says how to see the rest."""
 
     BORDER_TITLE = "Confidence"
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(Text("No briefing yet.", style="dim"), markup=False, id=id)
+        self.folded = False
+        self._showing = False
 
     def show_confidence(self, confidence: Confidence) -> None:
         self.border_title = f"Confidence {confidence.value} — a rule on evidence, not a probability"
@@ -28,7 +35,23 @@ class ConfidencePanel(Static):
         text.append(f"model claim {claim} · floor {confidence.floor} · cap {confidence.cap} · "
                     f"failed {confidence.failed}", style="dim")
         self.update(text)
+        self._showing = True
+        self.sync_hint()
 
     def clear(self) -> None:
         self.border_title = "Confidence"
         self.update(Text("No briefing yet.", style="dim"))
+        self._showing = False
+        self.sync_hint()
+
+    def sync_hint(self, focused: bool | None = None) -> None:
+        """``focused``: as a Focus or Blur event says (``has_focus`` follows it only later)."""
+        focused = self.has_focus if focused is None else focused
+        folded = self.folded and self._showing and not focused
+        self.border_subtitle = FOLDED_HINT if folded else ""
+
+    def on_focus(self) -> None:
+        self.sync_hint(focused=True)
+
+    def on_blur(self) -> None:
+        self.sync_hint(focused=False)

@@ -15,7 +15,8 @@ class StatusLine(Static):
     """One line saying what the console is working with right now."""
 
     DEFAULT_CSS = """
-    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
+    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
+                 text-overflow: ellipsis; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

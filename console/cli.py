@@ -351,7 +351,7 @@ def _doctor_shared(settings: Settings, engine: TriageEngine,
     this console's? And how old is the pulled copy, if any?"""
     import time
 
-    from store.shared import SharedUnavailable, current, read_manifest, read_pulled
+    from store.shared import SharedUnavailable, read_current, read_pulled
 
     store = settings.shared_store()
     pulled = read_pulled(settings.data_dir)
@@ -366,7 +366,7 @@ def _doctor_shared(settings: Settings, engine: TriageEngine,
     _lancedb()  # (imported before the clock starts: ~1 s that is not the store's)
     started = time.monotonic()
     try:
-        version = current(read_manifest(store))
+        version = read_current(store)
     except SharedUnavailable as exc:
         report(False, f"shared index at {store.describe()}: {exc.title.split(': ', 1)[-1]} "
                       f"({time.monotonic() - started:.1f} s)", exc.hint)

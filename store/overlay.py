@@ -74,8 +74,10 @@ class LayeredIndex(MemoryIndex):
 
     def __init__(self, data_dir: Path, embedder: Embedder | None, cache: EmbeddingCache | None,
                  base: Any, version: Published, label: str,
-                 fallback: Callable[[str], tuple[MemoryIndex, str]] | None = None) -> None:
+                 fallback: Callable[[str], tuple[MemoryIndex, str]] | None = None,
+                 deadline: float | None = None) -> None:
         super().__init__(data_dir, embedder, cache)
+        self.deadline = deadline  # for a version read from the store (None: a local copy)
         self.base_db = base
         self.version = version
         self.label = label
@@ -197,13 +199,18 @@ class LayeredIndex(MemoryIndex):
     def search(self, text: str, vector: np.ndarray | None, limit: int) -> list[Candidate]:
         if self._health.fallback is not None:
             return self._health.fallback.search(text, vector, limit)
+        from store.shared import within
+
+        def base() -> list[Candidate]:
+            return MemoryIndex.search(self, text, vector, limit + len(self.hidden))
+
         try:
-            found = [c for c in super().search(text, vector, limit + len(self.hidden))
-                     if c.incident_id not in self.hidden]
-            if self._overlay is not None:
-                found.extend(self._search_overlay(text, vector, limit))
-        except (IndexUnavailable, *LANCE_ERRORS) as exc:
+            shared = within(self.deadline, base) if self.deadline else base()
+        except (IndexUnavailable, TimeoutError, *LANCE_ERRORS) as exc:
             return self._fall_back(exc).search(text, vector, limit)
+        found = [c for c in shared if c.incident_id not in self.hidden]
+        if self._overlay is not None:
+            found.extend(self._search_overlay(text, vector, limit))
         return found
 
     def _fall_back(self, exc: BaseException) -> MemoryIndex:
@@ -328,18 +335,25 @@ def _embed_setting(embedder: str | None) -> str:
 
 
 def _open_remote(src: Sources) -> Opened:
-    from store.shared import SharedUnavailable, _unavailable, connect, current, read_manifest
+    from store.shared import SharedUnavailable, _unavailable, read_current, within
 
-    version = current(read_manifest(src.store))
+    version = read_current(src.store)
     if version is None:
         raise SharedUnavailable(f"nothing is published at {src.store.describe()} yet")
     _check_embedder(version, src, "shared index")
-    index = LayeredIndex(src.data_dir, src.embedder, src.cache, connect(src.store, version.prefix),
-                         version, f"shared index {version.label}",
-                         fallback=lambda why: _mid_session(src, why))
+
+    def opened() -> tuple[LayeredIndex, list[str]]:
+        base = _lancedb().connect(src.store.at(version.prefix),
+                                  storage_options=src.store.options)
+        index = LayeredIndex(src.data_dir, src.embedder, src.cache, base, version,
+                             f"shared index {version.label}",
+                             fallback=lambda why: _mid_session(src, why),
+                             deadline=src.store.deadline)
+        return index, index.lay(src.memory)
+
     try:
-        notices = index.lay(src.memory)
-    except LANCE_ERRORS as exc:
+        index, notices = within(src.store.deadline, opened)
+    except (*LANCE_ERRORS, TimeoutError) as exc:
         raise _unavailable(src.store, exc, "read") from exc
     return Opened(index, notices, f"shared {version.label}", version.label, len(index.overlaid))
 

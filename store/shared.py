@@ -2,16 +2,19 @@
 
 Layout under ``TRIAGE_INDEX_URI`` (e.g. ``s3://bucket/prefix``), all written with LanceDB:
 
-    manifest.lance          one row per publish, appended LAST (after its version is whole)
     v/<publish id>/         one immutable version: the ``incidents`` table (as a local index
                             builds it) and ``hashes`` (incident id → sha256 of its record)
+    entries/<source time>_<publish id>.lance
+                            the manifest: one one-row table per version, written LAST (after
+                            the version is whole), naming it and what it was built from
 
-A reader reads the manifest first and only opens a version the manifest names, so it never
-sees a half-published one. Appends to the manifest are Lance commits (put-if-not-exists on
-the store): two publishers at once both land, each in its own version prefix, nothing mixes.
-Version numbers are the manifest's commit order (1, 2, …). The *current* version is the one
-built from the newest incidents content — the greatest ``(source_time, number)`` — so a
-publish that lost a race to newer content never becomes current by committing last.
+A reader lists the manifest first and only opens a version an entry names, so it never sees a
+half-published one. Every publish writes under names no other publish can take (its own
+publish id), so two publishers at once both land and nothing mixes. (A single manifest table
+appended by both was tried first: two processes creating it at once lost one row.) Version
+numbers are publish order (1, 2, …). The *current* version is the one built from the newest
+incidents content — the greatest ``(source_time, number)``, i.e. the greatest entry name — so
+a publish that lost a race to newer content never becomes current by finishing last.
 
 ``source_time`` is when the incidents content was written: ``--source-time`` (CI passes the
 commit time, ``git log -1 --format=%cI``), else the newest modification time of the incidents
@@ -25,11 +28,13 @@ import hashlib
 import os
 import shutil
 import socket
+import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -51,7 +56,8 @@ if TYPE_CHECKING:
 
     pass
 
-MANIFEST = "manifest"
+T = TypeVar("T")
+ENTRIES = "entries"  # the manifest: one small table per published version
 HASHES = "hashes"
 VERSIONS = "v"
 PULLED_DIR = "shared"  # under the data dir: the pulled copy
@@ -86,6 +92,10 @@ class Store:
     uri: str
     options: dict[str, str] = field(default_factory=dict, repr=False)
     endpoint: str | None = None
+    # The longest a console waits on the store for one read (the manifest, a search): LanceDB
+    # retries a silent endpoint ~6 times per call whatever its own timeouts say (measured: a
+    # 3 s request timeout took 20 s), so the wait is bounded here too.
+    deadline: float = 8.0
 
     def describe(self) -> str:
         return self.uri + (f" (endpoint {self.endpoint})" if self.endpoint else "")
@@ -123,14 +133,17 @@ def store_reason(exc: BaseException) -> str:
     low = text.lower()
     if "nosuchbucket" in low or "bucket does not exist" in low or "specified bucket" in low:
         return "the bucket does not exist"
+    if any(w in low for w in ("connectionrefused", "connection refused", "tcp connect error",
+                              "dns error", "failed to lookup", "connection reset")):
+        return "the store is not reachable"
     if any(w in low for w in ("invalidaccesskeyid", "signaturedoesnotmatch", "accessdenied",
-                              "forbidden", "403", "expiredtoken", "missing credentials",
-                              "credential")):
+                              "access denied", "forbidden", "expiredtoken", "missing credentials",
+                              "status: 403", "403 forbidden")):
         return "the store refused the credentials"
-    if "timed out" in low or "timeout" in low or "deadline" in low:
+    if isinstance(exc, TimeoutError) or any(
+            w in low for w in ("timed out", "kind: timeout", "timeouterror", "deadline")):
         return "the store did not answer in time"
-    if any(w in low for w in ("connection refused", "tcp connect", "error sending request",
-                              "dns", "failed to lookup", "connect error", "connection reset")):
+    if "kind: connect" in low or "error sending request" in low:
         return "the store is not reachable"
     return f"the store answered with an error ({' '.join(text.split())[:160]})"
 
@@ -145,7 +158,7 @@ def _unavailable(store: Store, exc: BaseException, doing: str) -> SharedUnavaila
 class Published(BaseModel):
     """One manifest row: a whole, published version and what it was built from."""
 
-    number: int = 0  # commit order in the manifest (filled on read)
+    number: int = 0  # publish order (filled on read)
     publish_id: str
     source_hash: str
     source_time: str
@@ -178,6 +191,28 @@ class Published(BaseModel):
 _MANIFEST_FIELDS = [name for name in Published.model_fields if name != "number"]
 
 
+def within(seconds: float, call: Callable[[], T], what: str = "the store") -> T:
+    """``call()`` in a daemon thread, given up after ``seconds`` (TimeoutError): a Rust call
+    cannot be interrupted, but the console need not wait for it (nor does the process exit)."""
+    result: list[Any] = []
+
+    def run() -> None:
+        try:
+            result.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001  (handed to the caller's thread)
+            result.append((False, exc))
+
+    worker = threading.Thread(target=run, name="triage-store-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not result:
+        raise TimeoutError(f"{what} timed out after {seconds:g} s")
+    ok, value = result[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
 def connect(store: Store, path: str = "") -> Any:
     try:
         return _lancedb().connect(store.at(path), storage_options=store.options)
@@ -185,23 +220,72 @@ def connect(store: Store, path: str = "") -> Any:
         raise _unavailable(store, exc, "reached") from exc
 
 
-def read_manifest(store: Store) -> list[Published]:
-    """Every published version, in commit order (numbered from 1); [] when none yet."""
-    db = connect(store)
+def _entry_name(entry: Published) -> str:
+    """``<source time>_<publish id>``: names sort as the versions do (content time, then
+    publish order), so the current version is the greatest name — one read, not N."""
+    return f"{_time(entry.source_time).astimezone(UTC):%Y%m%dT%H%M%SZ}_{entry.publish_id}"
+
+
+def _entry_names(store: Store) -> list[str]:
+    db = _lancedb().connect(store.at(ENTRIES), storage_options=store.options)
+    names: list[str] = []
+    token: str | None = None
+    while True:
+        page = db.list_tables(page_token=token, limit=1000)
+        names.extend(page.tables)
+        token = page.page_token
+        if not token or not page.tables:
+            return sorted(n for n in names if "_" in n)
+
+
+def _numbers(names: list[str]) -> dict[str, int]:
+    """Version numbers: publish order (the publish id starts with its UTC time)."""
+    ids = sorted(name.split("_", 1)[1] for name in names)
+    return {publish_id: number for number, publish_id in enumerate(ids, start=1)}
+
+
+def _read_entry(store: Store, name: str, number: int) -> Published | None:
+    db = _lancedb().connect(store.at(ENTRIES), storage_options=store.options)
+    rows = db.open_table(name).to_arrow().to_pylist()
     try:
-        names = set(db.list_tables().tables)
-        if MANIFEST not in names:
-            return []
-        rows = db.open_table(MANIFEST).to_arrow().to_pylist()
-    except LANCE_ERRORS as exc:
+        return Published.model_validate({**rows[0], "number": number}) if rows else None
+    except ValidationError:
+        return None  # written by a newer version of triage: not ours to read
+
+
+def read_manifest(store: Store) -> list[Published]:
+    """Every published version, numbered in publish order; [] when none yet."""
+
+    def everything() -> list[Published]:
+        names = _entry_names(store)
+        numbers = _numbers(names)
+        read = [_read_entry(store, n, numbers[n.split("_", 1)[1]]) for n in names]
+        return sorted((p for p in read if p is not None), key=lambda p: p.number)
+
+    return _guarded(store, everything)
+
+
+def read_current(store: Store) -> Published | None:
+    """The current version (see ``current``), reading only its own entry."""
+
+    def newest() -> Published | None:
+        names = _entry_names(store)
+        numbers = _numbers(names)
+        for name in reversed(names):
+            entry = _read_entry(store, name, numbers[name.split("_", 1)[1]])
+            if entry is not None:
+                return entry
+        return None
+
+    return _guarded(store, newest)
+
+
+def _guarded(store: Store, call: Callable[[], T]) -> T:
+    _lancedb()  # (imported outside the deadline)
+    try:
+        return within(store.deadline, call)
+    except (*LANCE_ERRORS, TimeoutError) as exc:
         raise _unavailable(store, exc, "read") from exc
-    published = []
-    for number, row in enumerate(rows, start=1):
-        try:
-            published.append(Published.model_validate({**row, "number": number}))
-        except ValidationError:
-            continue  # a row from a newer version of triage: not ours to read
-    return published
 
 
 def current(published: list[Published]) -> Published | None:
@@ -241,7 +325,7 @@ def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str 
     when = when or source_time(memory)
     if _time(when) == datetime.min.replace(tzinfo=UTC):
         raise SharedStale(f"--source-time {when!r} is not an ISO-8601 time")
-    before = current(read_manifest(store))
+    before = read_current(store)
     if before is not None:
         if before.source_hash == memory.source_hash and before.embedder == builder.embedder_id:
             return PublishResult(None, before, [f"already published as {before.describe()}"])
@@ -266,7 +350,7 @@ def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str 
         version.create_table(HASHES, data=_hash_table(memory.incidents), mode="overwrite")
     except LANCE_ERRORS as exc:
         raise _unavailable(store, exc, "written") from exc
-    _append_manifest(store, entry)  # 2. then the manifest names it
+    _write_entry(store, entry)  # 2. then the manifest names it
     after = read_manifest(store)
     mine = next((p for p in after if p.publish_id == publish_id), entry)
     now = current(after) or mine
@@ -276,7 +360,9 @@ def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str 
     return PublishResult(mine, now, notices)
 
 
-def _append_manifest(store: Store, entry: Published) -> None:
+def _write_entry(store: Store, entry: Published) -> None:
+    """The version's manifest entry: its own table under ``entries/``, a name no other
+    publish can take — so two publishers never race on one object."""
     import pyarrow as pa
 
     row = entry.model_dump(include=set(_MANIFEST_FIELDS))
@@ -285,14 +371,9 @@ def _append_manifest(store: Store, entry: Published) -> None:
                  pa.int64() if name in ("vector_dim", "incidents", "actions", "schema_version")
                  else pa.string()) for name in _MANIFEST_FIELDS])
     data = pa.Table.from_pylist([row], schema=schema)
-    db = connect(store)
     try:
-        try:
-            db.create_table(MANIFEST, data=data, mode="create")
-        except (ValueError, OSError, RuntimeError) as exc:
-            if "already exists" not in str(exc).lower():
-                raise
-            db.open_table(MANIFEST).add(data)
+        db = _lancedb().connect(store.at(ENTRIES), storage_options=store.options)
+        db.create_table(_entry_name(entry), data=data, mode="create")
     except LANCE_ERRORS as exc:
         raise _unavailable(store, exc, "written") from exc
 
@@ -327,7 +408,7 @@ def _duration(seconds: float) -> str:
 
 def pull(store: Store, data_dir: Path) -> Pulled:
     """Copy the current version into ``data_dir/shared/<id>``; ``pulled.json`` written last."""
-    version = current(read_manifest(store))
+    version = read_current(store)
     if version is None:
         raise SharedUnavailable(f"nothing is published at {store.describe()} yet", [],
                                 "publish it first: `triage index --publish`")

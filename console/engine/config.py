@@ -55,7 +55,8 @@ class Settings(BaseModel):
         token = self.s3_session_token.get_secret_value() if self.s3_session_token else None
         return Store(self.index_uri, storage_options(
             self.s3_endpoint, self.s3_region, self.s3_access_key_id, secret, token,
-            self.s3_allow_http, self.store_timeout), self.s3_endpoint)
+            self.s3_allow_http, self.store_timeout), self.s3_endpoint,
+            deadline=min(8.0, 2 * self.store_timeout))
 
     def hidden_drills(self, drill_ids: frozenset[str]) -> frozenset[str]:
         """The drill incidents a recall must not see under these settings."""

@@ -367,10 +367,9 @@ def probe_memory(question: Question, ctx: Context) -> ProbeResult:
         return ProbeResult("unknown", f"{incident} is no longer in this recall", _sha(incident))
     if question.check == "same_service":
         assert anchor is not None
-        wanted = question.param("alert_service")
-        if not wanted:
-            return ProbeResult("unknown", "the alert names no service", _evidence([anchor]))
-        result: Result = "confirmed" if anchor.service == wanted else "refuted"
+        # (asked only when the alert names a service: else the engineer is asked instead)
+        result: Result = "confirmed" if anchor.service == question.param("alert_service") \
+            else "refuted"
         return ProbeResult(result, evidence_sha256=_evidence([anchor]))
     if question.check == "no_worsened":
         worse = [a for a in actions

@@ -42,7 +42,8 @@ TARGETS = (
            ("tests/engine/test_grounding.py", "tests/engine/test_quarantine.py")),
     # Verification: the method (audit, questions, probes, synthesis) and the declared probes.
     Target("console/engine/verify.py", ("console.engine.verify.*",),
-           ("tests/engine/test_verify.py", "tests/engine/test_verification.py")),
+           ("tests/engine/test_verify.py", "tests/engine/test_verification.py",
+            "tests/engine/test_verify_exact.py")),
     Target("console/engine/probes.py", ("console.engine.probes.*",),
            ("tests/engine/test_probes.py",)),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.embedder import EmbedderUnavailable, EmbeddingCache, embed_cached
 from store.index import (
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
     from store.embedder import Embedder
     from store.shared import Published, Store
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -95,10 +98,13 @@ class LayeredIndex(MemoryIndex):
         """(Re)compute the overlay for ``memory``; returns notices."""
         from store.shared import _time, record_hash, source_time
 
-        self._table = self.base_db.open_table(TABLE)
         if not self.base_hashes:
-            rows = self.base_db.open_table("hashes").to_arrow().to_pylist()
-            self.base_hashes = {r["incident_id"]: r["sha256"] for r in rows}
+            def fetch() -> tuple[Any, dict[str, str]]:
+                rows = self.base_db.open_table("hashes").to_arrow().to_pylist()
+                return (self.base_db.open_table(TABLE),
+                        {r["incident_id"]: r["sha256"] for r in rows})
+
+            self._table, self.base_hashes = self._remote(fetch)
         shared = self.base_hashes
         local = {i.id: i for i in memory.incidents}
         ahead = _time(source_time(memory)) >= _time(self.version.source_time)
@@ -128,8 +134,10 @@ class LayeredIndex(MemoryIndex):
         counts = Counter(meta.document_frequency)
         if self.hidden:
             quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in sorted(self.hidden))
-            for row in (self._table.search().where(f"incident_id IN ({quoted})")
-                        .select(["incident_id", "terms"]).limit(len(self.hidden)).to_list()):
+            for row in self._remote(lambda: self._table.search()
+                                    .where(f"incident_id IN ({quoted})")
+                                    .select(["incident_id", "terms"])
+                                    .limit(len(self.hidden)).to_list()):
                 counts.subtract(set(row["terms"].split()))
         for incident in overlay:
             counts.update(set(terms(incident_document(incident))))
@@ -161,11 +169,15 @@ class LayeredIndex(MemoryIndex):
                 vectors = embed_cached(self.embedder, [r["document"] for r in rows], self.cache)
             except EmbedderUnavailable as exc:
                 notice = f"local incidents are searched by words only: {exc}"
-        ballast = [r for r in self._table.search().select(["incident_id", "lexical"])
-                   .limit(max(1, self.version.incidents)).to_list()
-                   if r["incident_id"] not in self.hidden]
+        every = self._remote(lambda: self._table.search().select(["incident_id", "lexical"])
+                             .limit(max(1, self.version.incidents)).to_list())
+        ballast = [r for r in every if r["incident_id"] not in self.hidden]
         data = _overlay_arrow(rows, ballast, vectors, dim if vectors is not None else None)
-        shutil.rmtree(root, ignore_errors=True)  # older overlays of this data dir
+        if root.is_dir():  # older overlays of this data dir
+            for old in root.iterdir():
+                if old.name != digest:
+                    shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(where, ignore_errors=True)
         where.mkdir(parents=True, exist_ok=True)
         from lancedb.index import FTS
 
@@ -173,6 +185,12 @@ class LayeredIndex(MemoryIndex):
         table.create_index("lexical", config=FTS())
         (where / "done").write_text(digest, encoding="utf-8")
         return table, notice
+
+    def _remote(self, call: Callable[[], T]) -> T:
+        """A read of the version, bounded by the store's deadline when it is in the store."""
+        from store.shared import within
+
+        return within(self.deadline, call) if self.deadline else call()
 
     # -- the MemoryIndex surface recall and the engine use -------------------------------
 
@@ -199,13 +217,11 @@ class LayeredIndex(MemoryIndex):
     def search(self, text: str, vector: np.ndarray | None, limit: int) -> list[Candidate]:
         if self._health.fallback is not None:
             return self._health.fallback.search(text, vector, limit)
-        from store.shared import within
-
         def base() -> list[Candidate]:
             return MemoryIndex.search(self, text, vector, limit + len(self.hidden))
 
         try:
-            shared = within(self.deadline, base) if self.deadline else base()
+            shared = self._remote(base)
         except (IndexUnavailable, TimeoutError, *LANCE_ERRORS) as exc:
             return self._fall_back(exc).search(text, vector, limit)
         found = [c for c in shared if c.incident_id not in self.hidden]
@@ -292,8 +308,12 @@ def open_layered(src: Sources) -> Opened:
     if reason is None:
         try:
             return _open_remote(src)
-        except SharedMismatch:
-            raise
+        except SharedMismatch as exc:
+            # (a setting to fix, not an outage: with no copy to fall back on it is the error)
+            fallback = _fallback(src, f"{exc.title} — {exc.hint}")
+            if fallback is None:
+                raise
+            return fallback
         except SharedUnavailable as exc:
             reason = exc.title
     fallback = _fallback(src, reason)
@@ -342,17 +362,14 @@ def _open_remote(src: Sources) -> Opened:
         raise SharedUnavailable(f"nothing is published at {src.store.describe()} yet")
     _check_embedder(version, src, "shared index")
 
-    def opened() -> tuple[LayeredIndex, list[str]]:
-        base = _lancedb().connect(src.store.at(version.prefix),
-                                  storage_options=src.store.options)
+    try:  # every read of the store inside is bounded by its deadline (the embedding is not)
+        base = within(src.store.deadline, lambda: _lancedb().connect(
+            src.store.at(version.prefix), storage_options=src.store.options))
         index = LayeredIndex(src.data_dir, src.embedder, src.cache, base, version,
                              f"shared index {version.label}",
                              fallback=lambda why: _mid_session(src, why),
                              deadline=src.store.deadline)
-        return index, index.lay(src.memory)
-
-    try:
-        index, notices = within(src.store.deadline, opened)
+        notices = index.lay(src.memory)
     except (*LANCE_ERRORS, TimeoutError) as exc:
         raise _unavailable(src.store, exc, "read") from exc
     return Opened(index, notices, f"shared {version.label}", version.label, len(index.overlaid))

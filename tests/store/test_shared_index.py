@@ -271,6 +271,12 @@ def test_wrong_embedder_is_reported_with_what_to_run(s3_env: dict[str, str],
     text = raised.value.render()
     assert "built with embedder none" in text and "uses all-MiniLM-L6-v2" in text
     assert "TRIAGE_EMBED_MODEL=none" in text and "triage index --publish" in text
+    # with a local index to fall back on, the console still briefs, and says why
+    TriageEngine(settings({}, tmp_path / "laptop", incidents)).load()
+    status = TriageEngine(settings(s3_env, tmp_path / "laptop", incidents)).load()
+    assert status.shared == "local (shared index not used)"
+    assert any("built with embedder none" in n and "built on this laptop" in n
+               for n in status.notices)
 
 
 def test_missing_bucket_and_dead_endpoint_are_named_quickly(s3_env: dict[str, str],

@@ -34,6 +34,7 @@ class S3Server:
 
     port: int
     process: subprocess.Popen[bytes] | None = None
+    auth: bool = False  # check credentials (moto's IAM): unknown keys get 403 InvalidAccessKeyId
 
     @property
     def endpoint(self) -> str:
@@ -43,8 +44,10 @@ class S3Server:
         binary = Path(sys.executable).with_name("moto_server")
         command = ([str(binary)] if binary.exists() else
                    [sys.executable, "-m", "moto.server"])
+        env = {**os.environ, **({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if self.auth else {})}
         self.process = subprocess.Popen([*command, "-H", "127.0.0.1", "-p", str(self.port)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=env)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

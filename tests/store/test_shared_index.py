@@ -293,6 +293,28 @@ def test_missing_bucket_and_dead_endpoint_are_named_quickly(s3_env: dict[str, st
         assert words in raised.value.title and "not searched" in raised.value.title
 
 
+def test_wrong_credentials_are_named_and_the_pulled_copy_used(s3_env: dict[str, str],
+                                                              tmp_path: Path) -> None:
+    incidents = incidents_copy(tmp_path)
+    laptop = tmp_path / "laptop"
+    publish_from(settings(s3_env, laptop, incidents), when=NEW)
+    pull(Settings.from_env(s3_env).shared_store(), laptop)
+    checking = S3Server(free_port(), auth=True)  # a store that checks keys: ours are unknown
+    checking.start()
+    try:
+        env = {**s3_env, "AWS_ENDPOINT_URL": checking.endpoint}
+        started = time.monotonic()
+        with pytest.raises(SharedUnavailable) as raised:
+            TriageEngine(settings(env, tmp_path / "elsewhere", incidents)).load()
+        assert "the store refused the credentials" in raised.value.title
+        status = TriageEngine(settings(env, laptop, incidents)).load()
+        assert time.monotonic() - started < 20  # two loads, each bounded
+        assert any("refused the credentials" in n and "copy of shared v1" in n
+                   for n in status.notices)
+    finally:
+        checking.stop()
+
+
 def test_a_store_that_accepts_but_never_answers_is_reported_within_10_s(
         s3_env: dict[str, str], tmp_path: Path) -> None:
     import socket

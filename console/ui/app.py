@@ -126,6 +126,8 @@ class TriageApp(App[None]):
         self.verifying: Verifying | None = None
         self._last_verification_id = 0
         self._probe_slots = threading.BoundedSemaphore(PROBE_SLOTS)
+        # Set once the main screen's first frame is out: the memory worker waits for it.
+        self.painted = threading.Event()
 
     @property
     def engine(self) -> TriageEngine:
@@ -150,6 +152,9 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
     def load_memory(self) -> None:
+        # Its imports (LanceDB ~1 s) would share the GIL with the first paint: wait for it (a
+        # bounded wait: a screen that never paints must not keep the memory from loading).
+        self.painted.wait(timeout=2.0)
         from console.ui.messages import IndexProgress, MemoryFailed, MemoryLoaded, ModelState
         from store.errors import TriageError
 

@@ -101,7 +101,11 @@ class MainScreen(Screen[None]):
         self.sync_layout()
         self.query_one("#alert-input", Input).focus()
         # Load after the first paint: the worker's imports (LanceDB ~1 s) compete for the GIL.
+        # The worker starts now (so a test waiting for workers waits for it) but holds its
+        # imports until the App's after-refresh queue runs, which is after the first frame; the
+        # screen's own queue runs ~15 ms before that frame.
         self.call_after_refresh(self.triage_app.load_memory)
+        self.app.call_after_refresh(self.triage_app.painted.set)
 
     @property
     def engine(self) -> TriageEngine:

@@ -265,7 +265,7 @@ class TriageEngine:
         overlay = getattr(self.index, "overlaid", None)
         if shared is not None and isinstance(overlay, list):
             overlaid = len(overlay)  # a save lays the overlay again
-            label = shared
+            label = f"{shared} + {overlaid} local" if overlaid else shared
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
                             label, self.model_label(), str(self.settings.incidents_path),
                             tuple(self.notices), shared, overlaid)

@@ -144,6 +144,7 @@ def test_local_overlay_new_edited_and_deleted_incidents(s3_env: dict[str, str],
     laptop = TriageEngine(settings(s3_env, tmp_path / "laptop", local_file))
     status = laptop.load()
     assert status.shared == "shared v1" and status.overlaid == 2
+    assert status.index == "shared v1 + 2 local"  # what the status line shows
 
     # new: recalled at once; and scored on the same scale as a full local build of this file
     full = TriageEngine(settings({}, tmp_path / "full", local_file))

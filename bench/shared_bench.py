@@ -40,8 +40,9 @@ from store.embedder import EmbeddingCache  # noqa: E402
 from store.index import MemoryIndex  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402
 from store.overlay import Sources, open_layered  # noqa: E402
+from store.pulled import pull  # noqa: E402
 from store.recall import recall  # noqa: E402
-from store.shared import Store, publish, pull, storage_options  # noqa: E402
+from store.shared import Store, publish, storage_options  # noqa: E402
 from tests.s3_server import KEY_ID, REGION, SECRET, S3Server, free_port  # noqa: E402
 
 

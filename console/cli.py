@@ -166,7 +166,8 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
 def _index_shared(settings: Settings, args: argparse.Namespace) -> int:
     """`triage index --publish | --pull`: the shared index on object storage."""
     from store.index import MemoryIndex
-    from store.shared import publish, pull
+    from store.pulled import pull
+    from store.shared import publish
 
     store = settings.shared_store()
     if store is None:
@@ -351,7 +352,8 @@ def _doctor_shared(settings: Settings, engine: TriageEngine,
     this console's? And how old is the pulled copy, if any?"""
     import time
 
-    from store.shared import SharedUnavailable, read_current, read_pulled
+    from store.pulled import read_pulled
+    from store.shared import SharedUnavailable, read_current
 
     store = settings.shared_store()
     pulled = read_pulled(settings.data_dir)

@@ -386,7 +386,8 @@ def _mid_session(src: Sources, reason: str) -> tuple[MemoryIndex, str]:
 
 
 def _fallback(src: Sources, reason: str) -> Opened | None:
-    from store.shared import PULLED_DIR, SharedMismatch, read_pulled
+    from store.pulled import PULLED_DIR, read_pulled
+    from store.shared import SharedMismatch
 
     pulled = read_pulled(src.data_dir)
     if pulled is not None:

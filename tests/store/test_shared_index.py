@@ -19,6 +19,7 @@ from console.engine.alert import parse_alert
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine, read_memory
 from store.index import IndexUnavailable, MemoryIndex
+from store.pulled import pull
 from store.recall import recall
 from store.shared import (
     PublishResult,
@@ -28,7 +29,6 @@ from store.shared import (
     connect,
     current,
     publish,
-    pull,
     read_manifest,
 )
 from tests.conftest import BUNDLED_INCIDENTS

@@ -89,7 +89,7 @@ class Store:
     # The longest a console waits on the store for one read (the manifest, a search): LanceDB
     # retries a silent endpoint ~6 times per call whatever its own timeouts say (measured: a
     # 3 s request timeout took 20 s), so the wait is bounded here too.
-    deadline: float = 8.0
+    deadline: float = 6.0
 
     def describe(self) -> str:
         return self.uri + (f" (endpoint {self.endpoint})" if self.endpoint else "")

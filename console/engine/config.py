@@ -56,7 +56,7 @@ class Settings(BaseModel):
         return Store(self.index_uri, storage_options(
             self.s3_endpoint, self.s3_region, self.s3_access_key_id, secret, token,
             self.s3_allow_http, self.store_timeout), self.s3_endpoint,
-            deadline=min(8.0, 2 * self.store_timeout))
+            deadline=min(6.0, 2 * self.store_timeout))
 
     def hidden_drills(self, drill_ids: frozenset[str]) -> frozenset[str]:
         """The drill incidents a recall must not see under these settings."""

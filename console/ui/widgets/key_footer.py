@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -11,13 +12,21 @@ from textual.widgets import Footer
 class KeyFooter(Footer):
     """Textual's Footer rebuilds every key widget on each bindings signal; the main screen sends
     five or more while it starts (mount, focus, app focus), each after the last had landed, and
-    those rebuilds were most of the screen's cost before first paint. This one rebuilds once per
-    burst of signals, and only when a key, its label, tooltip or enabled state changed."""
+    those rebuilds were most of the screen's cost before first paint. This one composes its keys
+    at once and rebuilds once per burst of signals, only when a key, its label, tooltip or
+    enabled state changed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[Hashable, ...] | None = None
         self._pending = False
+
+    def compose(self) -> ComposeResult:
+        # The keys from the first compose: Footer composes empty and waits for a bindings signal,
+        # which rebuilt it once more before the first frame.
+        self.set_reactive(Footer._bindings_ready, True)
+        self._shown = self._keys()
+        yield from super().compose()
 
     def _keys(self) -> tuple[Hashable, ...]:
         return tuple((binding.key, binding.description, binding.action, enabled, tooltip)

@@ -27,6 +27,7 @@ from textual.actions import parse as parse_action
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from console.engine.audit import AuditLog
@@ -39,9 +40,11 @@ if TYPE_CHECKING:
     from console.engine.alert import Alert
     from console.engine.config import Settings
     from console.engine.engine import MemoryStatus, TriageEngine
+    from console.engine.gameday import Timeline
     from console.engine.pipeline import Routed
     from console.engine.probes import ProbeRun
     from console.engine.request import BriefingRequest
+    from console.engine.tripwire import Tripwire, TripwireHit
     from console.engine.verification import Declared, Plan
     from console.ui.messages import (
         BriefingFailed,
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
         VerificationConcluded,
         VerificationFailed,
     )
+    from store.models import Action
 
 # Declared probes running at once, whoever confirmed them (issue 10: at most 6).
 PROBE_SLOTS = 6
@@ -128,6 +132,11 @@ class TriageApp(App[None]):
         self._probe_slots = threading.BoundedSemaphore(PROBE_SLOTS)
         # Set once the main screen's first frame is out: the memory worker waits for it.
         self.painted = threading.Event()
+        # The tripwire of the briefing on screen (built in a worker), the actions the engineer
+        # noted on the "about to do…" line, and — on a game day — the drill's timeline.
+        self.tripwire: Tripwire | None = None
+        self.noted: list[tuple[str, list[TripwireHit]]] = []
+        self.timeline: Timeline | None = None
 
     @property
     def engine(self) -> TriageEngine:
@@ -142,7 +151,36 @@ class TriageApp(App[None]):
 
     def on_mount(self) -> None:
         # The main screen asks for the memory after its first paint (see MainScreen.on_mount).
+        if self.settings.game_day:
+            self._start_game_day()
         self.push_screen(MainScreen())
+
+    # --- game day: a DRILL banner on every screen, audit lines tagged, a timeline ------------
+
+    def _start_game_day(self) -> None:
+        from console.engine.gameday import Timeline, drill_audit_tags
+
+        self.timeline = Timeline.start(self.settings.data_dir)
+        self.audit = AuditLog(self.settings.audit_path,
+                              tags=drill_audit_tags(self.timeline.drill_id))
+        self.title = "triage · DRILL"
+
+    def mount_drill_banner(self) -> None:
+        """Every screen shown on a game day carries the DRILL banner (mounted once each)."""
+        if self.timeline is None:
+            return
+        for screen in self.screen_stack:
+            if not screen.query(".drill-banner"):
+                screen.mount(Static(
+                    f"DRILL · game day {self.timeline.drill_id} — practice: nothing recorded "
+                    "here counts as real evidence · Ctrl+G ends it and writes the report",
+                    markup=False, classes="drill-banner"))
+
+    def push_screen(self, *args: Any, **kwargs: Any) -> Any:
+        pushed = super().push_screen(*args, **kwargs)
+        if self.timeline is not None:
+            self.call_after_refresh(self.mount_drill_banner)
+        return pushed
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -286,6 +324,8 @@ class TriageApp(App[None]):
                 main.show_failure(str(exc))
             return
         self.batch_alert = self.batch_shown = self.batch_group = None
+        if self.timeline is not None:
+            self.timeline.alert_received(alert.text)
         request = self._new_request(alert)
         if main is not None:
             main.show_started()
@@ -384,6 +424,11 @@ class TriageApp(App[None]):
         self.batch_alert = request.alert if batch and request.alert.groups else None
         self.batch_shown = self.batch_group = shown if self.batch_alert else None
         self.shown = message.routed
+        self.tripwire = None
+        if message.routed is not None:
+            self.build_tripwire(request.id, message.routed)
+        if self.timeline is not None:
+            self.timeline.briefing_shown(message.briefing)
         if self.verifying is not None:
             # A verification audits the briefing it was opened on, never another one.
             self.verifying = None
@@ -473,6 +518,8 @@ class TriageApp(App[None]):
         if current is None or message.seq != current.seq:
             return
         current.plan, current.result = message.plan, message.result
+        if self.timeline is not None:
+            self.timeline.verification(message.result)
         self._show_verification(current)
 
     def on_verification_failed(self, message: VerificationFailed) -> None:
@@ -490,6 +537,127 @@ class TriageApp(App[None]):
         current.running.discard(message.question_id)
         current.runs[message.question_id] = message.run
         self._reconclude(current)
+
+    # --- the tripwire: "about to do…" ---------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="tripwire", exit_on_error=False)
+    def build_tripwire(self, request_id: int, routed: Routed) -> None:
+        from console.engine.tripwire import Tripwire, gather_candidates
+        from console.ui.messages import TripwireReady
+
+        memory = self.engine.memory
+        embedder = self.engine.embedder()
+        if memory is None or embedder is None:
+            return  # lexical-only memory: no tripwire (the warnings in the briefing stand)
+        candidates = gather_candidates(routed.recall, memory, [routed.alert.service],
+                                       include_drills=self.settings.include_drills)
+        self.post_message(TripwireReady(Tripwire(candidates, embedder), request_id))
+
+    def on_tripwire_ready(self, message: Any) -> None:
+        if self.shown is not None and self._last_request_id == message.request_id:
+            self.tripwire = message.tripwire
+
+    def check_intent(self, text: str) -> None:
+        if self.tripwire is not None:
+            self._check_intent(self._last_request_id, self.tripwire, text)
+
+    @work(thread=True, exclusive=True, group="tripwire-check", exit_on_error=False)
+    def _check_intent(self, request_id: int, tripwire: Tripwire, text: str) -> None:
+        from console.ui.messages import TripwireChecked
+        from store.embedder import EmbedderUnavailable
+
+        try:
+            hits = tripwire.check(text)
+        except EmbedderUnavailable:
+            return
+        self.post_message(TripwireChecked(text, hits, request_id))
+
+    def on_tripwire_checked(self, message: Any) -> None:
+        if message.request_id == self._last_request_id and self.main_screen is not None:
+            self.main_screen.show_tripwire(message.text, message.hits)
+
+    def note_action(self, text: str, hits: list[TripwireHit]) -> None:
+        """An action the engineer is about to take: kept for the postmortem form (and the
+        game day's timeline), with the warnings it raised."""
+        from console.engine.tripwire import safe_intent
+
+        noted = safe_intent(text)
+        self.noted.append((noted, list(hits)))
+        if self.timeline is not None:
+            self.timeline.action_noted(noted, None, hits)
+        warned = f" — it resembles {hits[0].action_id} WORSENED" if hits else ""
+        self.notify(f"Noted: {noted}{warned}. Ctrl+R carries it into the postmortem.",
+                    title="About to do", timeout=4, markup=False)
+
+    def noted_rows(self) -> list[Action]:
+        """The noted actions as postmortem rows: outcome not observed yet (NO_EFFECT,
+        unconfirmed) for the engineer to set."""
+        from store.models import Action, ActionOutcome
+
+        rows: list[Action] = []
+        for text, hits in self.noted:
+            warned = (f" The tripwire warned: it resembles {hits[0].action_id} WORSENED."
+                      if hits else "")
+            rows.append(Action(id=f"A{len(rows) + 1}", action=text,
+                               outcome=ActionOutcome.NO_EFFECT, confirmed=False,
+                               explanation="noted on the about-to-do line during triage; set "
+                                           f"the outcome you saw.{warned}"))
+        return rows
+
+    # --- export and the drill report ----------------------------------------------------------
+
+    def export_briefing(self) -> None:
+        if self.shown is None:
+            self.notify("No briefing to export yet.", timeout=3)
+            return
+        self._export(self.shown.briefing)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self, briefing: Any) -> None:
+        from console.engine.export import briefing_markdown, write_markdown
+        from console.ui.messages import Exported
+
+        path = write_markdown(briefing, self.settings.data_dir / "exports")
+        self.post_message(Exported(str(path), briefing_markdown(briefing)))
+
+    def on_exported(self, message: Any) -> None:
+        self.copy_to_clipboard(message.markdown)  # OSC 52: where the terminal supports it
+        self.notify(f"Briefing written to {message.path} (and copied to the clipboard where "
+                    "the terminal supports it).", title="Export", timeout=6, markup=False)
+
+    def end_drill(self) -> None:
+        if self.timeline is None:
+            return
+        self.timeline.resolution("ended from the console (Ctrl+G)")
+        briefing = self.shown.briefing if self.shown is not None else None
+        self._drill_report(self.timeline, briefing)
+
+    @work(thread=True, exclusive=True, group="drill-report", exit_on_error=False)
+    def _drill_report(self, timeline: Timeline, briefing: Any) -> None:
+        from console.engine.gameday import drill_report
+        from console.ui.messages import DrillReported
+
+        report = drill_report(timeline, briefing, self.engine.embedder())
+        path = timeline.path.with_suffix(".md")
+        path.write_text(report, encoding="utf-8")
+        self.post_message(DrillReported(str(path)))
+
+    def on_drill_reported(self, message: Any) -> None:
+        self.notify(f"Drill report written to {message.path}", title="Game day", timeout=10,
+                    markup=False)
+
+    def track_record_line(self, tier: str) -> str:
+        """The confidence tier's record in the last drill on this memory, or why there is
+        none (read from DATA/drill.json; never fails the briefing)."""
+        from console.engine.drill import track_record
+
+        try:
+            record = track_record(self.settings, self.engine.memory)
+        except (OSError, ValueError):
+            return ""
+        if record is None:
+            return "no drill run on this memory yet (F7 replays it)"
+        return record.line(tier)
 
     def saved(self, status: MemoryStatus, incident_id: str) -> None:
         """A postmortem was saved: the memory status follows."""

@@ -103,3 +103,31 @@ class ProbeFinished(Message):
     question_id: str
     run: ProbeRun
     verification_id: int
+
+
+@dataclass
+class TripwireReady(Message):
+    """The tripwire of briefing ``request_id``: its WORSENED candidates embedded once."""
+
+    tripwire: Any
+    request_id: int
+
+
+@dataclass
+class TripwireChecked(Message):
+    """What ``text`` resembles among the WORSENED candidates of briefing ``request_id``."""
+
+    text: str
+    hits: list[Any]
+    request_id: int
+
+
+@dataclass
+class Exported(Message):
+    path: str
+    markdown: str
+
+
+@dataclass
+class DrillReported(Message):
+    path: str

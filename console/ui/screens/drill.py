@@ -267,12 +267,13 @@ class DrillScreen(Screen[None]):
         plt = chart.plt
         plt.clear_data()
         rows = [row for row in report.summary.tiers if row.counted]
-        tiers = [row.tier for row in rows]
-        plt.bar(tiers, [100 * (row.rate or 0) for row in rows], width=0.4, label="right %")
-        plt.scatter(tiers, [100 * (row.ci_low or 0) for row in rows], marker="▾",
+        where = [float(n) for n in range(1, len(rows) + 1)]  # plotext reads text x as dates
+        plt.bar(where, [100 * (row.rate or 0) for row in rows], width=0.4, label="right %")
+        plt.scatter(where, [100 * (row.ci_low or 0) for row in rows], marker="▾",
                     label="95% low")
-        plt.scatter(tiers, [100 * (row.ci_high or 0) for row in rows], marker="▴",
+        plt.scatter(where, [100 * (row.ci_high or 0) for row in rows], marker="▴",
                     label="95% high")
+        plt.xticks(where, [f"tier {row.tier}" for row in rows])
         plt.ylim(0, 100)
         self.drawn = [(row.tier, round(100 * (row.rate or 0))) for row in rows]
         plt.xlabel("confidence tier")

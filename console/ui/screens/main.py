@@ -22,6 +22,7 @@ from console.ui.widgets.confidence_panel import ConfidencePanel
 from console.ui.widgets.key_footer import KeyFooter
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.status_line import StatusLine
+from console.ui.widgets.tripwire_line import TripwireLine
 from console.ui.widgets.verification_panel import VerificationPanel
 
 # Engine types are for annotations only, and the postmortem and record screens are imported
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from console.engine.briefing import Briefing, RecalledRecord
     from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
     from console.engine.model_client import Progress
+    from console.engine.tripwire import TripwireHit
     from console.ui.app import TriageApp
     from console.ui.screens.postmortem import PostmortemScreen
 
@@ -59,6 +61,20 @@ class MainScreen(Screen[None]):
         Key("f6", "verify", "Verify", title="Verify the briefing",
             tooltip="Audit the briefing beside it: falsifiable questions, probes, maintain / "
                     "revise / overturn (F6 again closes)", id="verify"),
+        Key("f7", "open_drill", "Drill", title="Drill: replay past incidents",
+            tooltip="Replay past incidents with each hidden: how often each confidence tier "
+                    "was right on this memory", id="open-drill"),
+        Key("ctrl+t", "focus_tripwire", "About to do", show=False,
+            title="About to do… (check an action first)",
+            tooltip="Type the action you intend: warned at once if it resembles one that made "
+                    "things worse; Enter notes it", id="focus-tripwire"),
+        Key("ctrl+o", "export_briefing", "Export", show=False,
+            title="Export the briefing as Markdown",
+            tooltip="Write the briefing as Markdown for the incident channel (and copy it where "
+                    "the terminal allows)", id="export-briefing"),
+        Key("ctrl+g", "end_drill", "End drill", title="End the game day",
+            tooltip="Record the resolution and write the drill report (game-day mode only)",
+            id="end-drill"),
         # "Postmortem" in the footer: with F10 it keeps F1 Help on screen at 120 columns.
         Key("ctrl+r", "record_postmortem", "Postmortem", title="Record postmortem",
                 tooltip="Record a postmortem; symptoms and service start from the alert (with "
@@ -95,6 +111,7 @@ class MainScreen(Screen[None]):
                 yield ConfidencePanel(id="confidence")
             yield VerificationPanel(id="verification")
             yield RecalledSidebar(id="recalled")
+        yield TripwireLine(id="tripwire")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -237,10 +254,23 @@ class MainScreen(Screen[None]):
         self.query_one(BatchList).show_batch(briefing.batch)
         self.refresh_bindings()
         self.query_one(BriefingPane).show_briefing(briefing)
-        self.query_one(ConfidencePanel).show_confidence(briefing.confidence)
+        self.query_one(ConfidencePanel).show_confidence(
+            briefing.confidence, self.triage_app.track_record_line(briefing.confidence.tier))
         self.query_one(RecalledSidebar).show_records(briefing.recalled)
+        self.query_one(TripwireLine).show_hits("", [])
         self._sync_sidebar_hint()
         self.show_status()
+
+    def show_tripwire(self, text: str, hits: list[TripwireHit]) -> None:
+        self.query_one(TripwireLine).show_hits(text, hits)
+
+    @on(TripwireLine.Check)
+    def check_intent(self, event: TripwireLine.Check) -> None:
+        self.triage_app.check_intent(event.text)
+
+    @on(TripwireLine.Noted)
+    def note_action(self, event: TripwireLine.Noted) -> None:
+        self.triage_app.note_action(event.text, self.query_one(TripwireLine).hits)
 
     def show_failure(self, reason: str) -> None:
         self._unmark_pending()
@@ -327,6 +357,20 @@ class MainScreen(Screen[None]):
     def action_verify(self) -> None:
         self.triage_app.verify_briefing()
 
+    def action_open_drill(self) -> None:
+        from console.ui.screens.drill import DrillScreen
+
+        self.app.push_screen(DrillScreen(self.engine))
+
+    def action_focus_tripwire(self) -> None:
+        self.query_one(TripwireLine).input.focus()
+
+    def action_export_briefing(self) -> None:
+        self.triage_app.export_briefing()
+
+    def action_end_drill(self) -> None:
+        self.triage_app.end_drill()
+
     def action_record_postmortem(self) -> None:
         from console.ui.screens.postmortem import PostmortemScreen
 
@@ -335,12 +379,13 @@ class MainScreen(Screen[None]):
         if app.batch_alert is not None and app.batch_shown is not None:
             # A postmortem is of the group briefed, not of the payload's first group.
             alert_text = app.batch_alert.groups[app.batch_shown].text
-        carried = None
+        carried = list(app.noted_rows())
         verifying = app.verifying
         if self.verification_open and verifying is not None and verifying.result is not None:
             from console.engine.verification import carry_rows
 
-            carried = carry_rows(verifying.result, verifying.routed.briefing)
+            carried += carry_rows(verifying.result, verifying.routed.briefing)
+        carried = [row.model_copy(update={"id": f"A{n}"}) for n, row in enumerate(carried, 1)]
         self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
                                                carried=carried))
 
@@ -373,6 +418,10 @@ class MainScreen(Screen[None]):
             return self.triage_app.request is not None
         if action in ("step_group", "focus_groups"):
             return self.triage_app.batch_alert is not None
+        if action == "end_drill":
+            return self.triage_app.settings.game_day
+        if action == "export_briefing":
+            return self.triage_app.shown is not None
         return True
 
     def action_focus_alert(self) -> None:

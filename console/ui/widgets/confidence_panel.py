@@ -26,7 +26,9 @@ class ConfidencePanel(Static, can_focus=True):
         self.folded = False
         self._showing = False
 
-    def show_confidence(self, confidence: Confidence) -> None:
+    def show_confidence(self, confidence: Confidence, track_record: str = "") -> None:
+        """``track_record``: the tier's record in the last drill on this memory (or why there
+        is none), as console/engine/drill.py TrackRecord words it."""
         self.border_title = f"Confidence {confidence.value} — a rule on evidence, not a probability"
         text = Text()
         text.append(confidence.derivation + "\n")
@@ -34,6 +36,8 @@ class ConfidencePanel(Static, can_focus=True):
         claim = "none" if confidence.model_claim is None else str(confidence.model_claim)
         text.append(f"model claim {claim} · floor {confidence.floor} · cap {confidence.cap} · "
                     f"failed {confidence.failed}", style="dim")
+        if track_record:
+            text.append(f"\ntrack record: {track_record}", style="italic")
         self.update(text)
         self._showing = True
         self.sync_hint()

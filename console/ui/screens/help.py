@@ -35,6 +35,13 @@ Keys
   F6          verify the briefing (F6 again closes); in the panel, on the highlighted
               question: y / n / u  answer yes / no / don't know   c  run a declared probe
               (its exact argv is shown first; nothing runs before c)
+  F7          drill: replay past incidents with each hidden (a replays all; Enter a
+              replay's briefing); the chart shows how often each tier's lead fix was right
+  F10         show / hide the recalled memory (it folds away below 100 columns)
+  Ctrl+T      "about to do…": type the action you intend — warned at once if it resembles
+              one that made things worse; Enter notes it (Ctrl+R carries it along)
+  Ctrl+O      export the briefing as Markdown (a file, and the clipboard where supported)
+  Ctrl+G      game day only (triage --drill): end it and write the drill report
   Ctrl+R      record a postmortem (symptoms and service start from the alert box; with
               the verification open, its results come along as action rows)
   e           edit the incident of the highlighted record (in Recalled)

@@ -16,6 +16,7 @@ from console.ui.app import TriageApp
 from console.ui.screens.help import HelpScreen
 from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.widgets.action_row import ActionRow
+from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.tripwire_line import TripwireLine
 from tests.conftest import BUNDLED_INCIDENTS
 
@@ -121,3 +122,23 @@ async def test_ctrl_o_exports_the_briefing_with_every_citation(bundled_data_dir:
             e.action_id for r in briefing.recommendations for e in r.evidence}
         assert cited and all(f"`{c}`" in markdown for c in cited)
         assert app.clipboard == markdown
+
+
+async def test_with_drills_included_the_sidebar_marks_them(tmp_path: Path,
+                                                           bundled_data_dir: Path) -> None:
+    incidents = tmp_path / "incidents.yaml"
+    shutil.copy(BUNDLED_INCIDENTS, incidents)
+    text = incidents.read_text(encoding="utf-8").replace(
+        "- id: INC-2041\n", "- id: INC-2041\n  drill: true\n", 1)
+    incidents.write_text(text, encoding="utf-8")
+    for include in (False, True):
+        app = TriageApp(Settings(incidents_path=incidents, data_dir=bundled_data_dir,
+                                 include_drills=include))
+        async with app.run_test(size=SIZE) as pilot:
+            await brief(pilot, app)
+            sidebar = app.screen.query_one(RecalledSidebar)
+            lines = [str(sidebar.get_option_at_index(i).prompt)
+                     for i in range(sidebar.option_count)]
+            drilled = [line for line in lines if line.startswith("INC-2041/")]
+            assert bool(drilled) is include
+            assert all("◆ drill" in line for line in drilled)

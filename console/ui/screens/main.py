@@ -256,7 +256,9 @@ class MainScreen(Screen[None]):
         self.query_one(BriefingPane).show_briefing(briefing)
         self.query_one(ConfidencePanel).show_confidence(
             briefing.confidence, self.triage_app.track_record_line(briefing.confidence.tier))
-        self.query_one(RecalledSidebar).show_records(briefing.recalled)
+        memory = self.engine.memory
+        self.query_one(RecalledSidebar).show_records(
+            briefing.recalled, memory.drill_ids if memory is not None else frozenset())
         self.query_one(TripwireLine).show_hits("", [])
         self._sync_sidebar_hint()
         self.show_status()

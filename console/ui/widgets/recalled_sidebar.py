@@ -24,7 +24,9 @@ def outcome_styles() -> dict[ActionOutcome, str]:
             ActionOutcome.NO_EFFECT: "bold white", ActionOutcome.WORSENED: "bold red"}
 
 
-def record_option(record: RecalledRecord) -> Text:
+def record_option(record: RecalledRecord, drill: bool = False) -> Text:
+    """One record as a row; ``drill``: its incident was recorded in a game day (shown only
+    with --include-drills)."""
     text = Text()
     if record.action_id is None:
         text.append(f"{record.incident_id} ", style="bold")
@@ -41,6 +43,8 @@ def record_option(record: RecalledRecord) -> Text:
         text.append("  suspected", style="yellow")
     if record.quarantined:
         text.append("  ⚑ quarantined", style="bold yellow")
+    if drill:
+        text.append("  ◆ drill", style="bold magenta")
     text.append("\n")
     text.append(f" {record.service} · {record.action}", style="")
     return text
@@ -59,10 +63,13 @@ class RecalledSidebar(OptionList):
         super().__init__(markup=False, id=id)
         self.records: list[RecalledRecord] = []
 
-    def show_records(self, records: list[RecalledRecord]) -> None:
+    def show_records(self, records: list[RecalledRecord],
+                     drills: frozenset[str] = frozenset()) -> None:
+        """``drills``: incidents recorded in a game day (marked ◆ drill)."""
         self.records = list(records)
         self.clear_options()
-        self.add_options([Option(record_option(r), id=r.action_id or r.incident_id) for r in self.records])
+        self.add_options([Option(record_option(r, r.incident_id in drills),
+                                 id=r.action_id or r.incident_id) for r in self.records])
         self.border_title = f"Recalled memory ({len(self.records)})"
         if self.records:
             self.highlighted = 0

@@ -120,7 +120,7 @@ def test_replay_hides_the_incident_it_replays(capsys: pytest.CaptureFixture[str]
     rc, out, _ = run_eval(capsys, "--replay", "--json")
     assert rc == 0
     doc = json.loads(out)
-    assert len(doc["queries"]) == 38
+    assert len(doc["queries"]) == 56
     for query in doc["queries"]:
         assert query["qid"] not in query["ranked_incident_ids"]
     # The five KeyError incidents are one family: replaying one finds its siblings.

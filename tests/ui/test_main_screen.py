@@ -49,7 +49,7 @@ async def test_status_line_shows_the_memory_once_loaded(tmp_path: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         status = text_of(app, "#status-line")
-        assert "38 incidents / 133 actions" in status
+        assert "56 incidents / 184 actions" in status
         assert "index fresh" in status
         assert "model not configured" in status
 
@@ -77,7 +77,7 @@ async def test_no_prior_incident_view_says_what_was_searched(tmp_path: Path) -> 
         await brief(pilot, app, "TLS certificate expired on internal gRPC mesh")
         body = text_of(app, "#briefing-body")
         assert "NO PRIOR INCIDENT" in body
-        assert "38 incidents" in body and "certificate" in body
+        assert "56 incidents" in body and "certificate" in body
         assert sidebar_lines(app) == []
         assert "min(model 0, 30) = 0" in text_of(app, "#confidence")
 

@@ -165,7 +165,9 @@ async def test_help_and_palette_reach_every_action(tmp_path: Path) -> None:
 
         bound = {b.palette_title for b in MainScreen.BINDINGS if b.id and b.tooltip}
         assert bound - titles == {"Cancel briefing", "Edit incident", "Brief the next alert group",
-                                  "Brief the previous alert group", "Focus alert groups"}
+                                  "Brief the previous alert group", "Focus alert groups",
+                                  "Export the briefing as Markdown",  # no briefing yet
+                                  "End the game day"}  # not a game day
 
 
 @pytest.mark.parametrize("module", ["console.ui.app", "console.__main__"])

@@ -295,6 +295,10 @@ class PostmortemScreen(Screen[SaveResult | None]):
         form.save_attempted = True
         errors = form.revalidate()
         incident, _ = form.check()
+        if incident is not None and self.editing is not None:
+            # Fields the form does not show are kept as stored (known recurrences, a drill).
+            incident = incident.model_copy(update={"related": list(self.editing.related),
+                                                   "drill": self.editing.drill})
         if incident is None:
             self._show_problems(f"Not saved — {len(errors)} problem(s) to fix first; nothing was "
                                 "written", [f"{form.label_of(w)}: {m}" for w, m in errors.items()])

@@ -8,13 +8,15 @@ main screen go to the next / previous group.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from console.engine.briefing import AlertGroup
+if TYPE_CHECKING:  # for annotations only: this module is on first paint's path
+    from console.engine.briefing import AlertGroup
 
 STATE_BADGE = {
     "proven": ("PROVEN  ", "bold green"),

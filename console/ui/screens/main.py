@@ -61,7 +61,8 @@ class MainScreen(Screen[None]):
         Key("f6", "verify", "Verify", title="Verify the briefing",
             tooltip="Audit the briefing beside it: falsifiable questions, probes, maintain / "
                     "revise / overturn (F6 again closes)", id="verify"),
-        Key("f7", "open_drill", "Drill", title="Drill: replay past incidents",
+        # Not in the footer (F1 Help must stay visible at 120 columns): F1 and the palette.
+        Key("f7", "open_drill", "Drill", show=False, title="Drill: replay past incidents",
             tooltip="Replay past incidents with each hidden: how often each confidence tier "
                     "was right on this memory", id="open-drill"),
         Key("ctrl+t", "focus_tripwire", "About to do", show=False,

@@ -127,15 +127,22 @@ PARAPHRASES = [
 @pytest.mark.parametrize(("alert", "expected"), PARAPHRASES, ids=[e for _, e in PARAPHRASES])
 def test_paraphrased_alert_recalls_its_incident_first(engine: TriageEngine, alert: str,
                                                       expected: str) -> None:
+    """First comes the incident, or a known recurrence of it (its `related`, which are the same
+    problem: the bundled memory records families since issue 11); the incident itself is
+    recalled too."""
+    assert engine.memory is not None
+    incident = next(i for i in engine.memory.incidents if i.id == expected)
     ids = recalled_ids(engine, alert)
     assert ids, f"nothing recalled for {alert!r}"
-    assert ids[0] == expected, ids
+    assert ids[0] in {expected, *incident.related}, ids
+    assert expected in ids, ids
 
 
 # Things that never happened to this team: recall must abstain, not pad with neighbours.
 NOVEL = [
     "Kubernetes node NotReady, kubelet PLEG is not healthy",
-    "Android app crash rate spiking after app store release",
+    # (an Android crash is no longer novel: the bundled memory has INC-1846)
+    "elevator door controllers rebooting in a loop at the Lyon office",
     "video transcoding pipeline stuck, ffmpeg segfault in worker",
     "SAML single sign-on broken for the admin console",
     "ntp clock skew detected on hosts",

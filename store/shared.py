@@ -24,6 +24,7 @@ files. A publish older than the current version is refused as stale unless ``--f
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import socket
 import threading
@@ -45,7 +46,7 @@ from store.index import (
     _create_table,
     _lancedb,
 )
-from store.loader import LoadedMemory
+from store.loader import LoadedMemory, content_hash
 from store.models import Incident
 
 if TYPE_CHECKING:
@@ -315,8 +316,12 @@ class PublishResult:
 
 def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str | None = None,
             force: bool = False, progress: EmbedProgress | None = None) -> PublishResult:
-    """Build ``memory`` and publish it as a new version (see the module docstring)."""
+    """Build ``memory`` and publish it as a new version (see the module docstring). Incidents
+    recorded in a game day (``drill: true``) are never published: practice stays local."""
     when = when or source_time(memory)
+    if memory.drill_ids:
+        kept = [i for i in memory.incidents if not i.drill]
+        memory = dataclasses.replace(memory, incidents=kept, source_hash=content_hash(kept))
     if _time(when) == datetime.min.replace(tzinfo=UTC):
         raise SharedStale(f"--source-time {when!r} is not an ISO-8601 time")
     before = read_current(store)

@@ -375,3 +375,23 @@ def test_two_processes_publishing_at_once_lose_nothing_and_never_mix(
         assert db.open_table("incidents").count_rows() == len(memory.incidents)
     newest = current(manifest)
     assert newest is not None and newest.source_hash == read_memory(two).source_hash
+
+
+def test_game_day_incidents_are_never_published(s3_env: dict[str, str], tmp_path: Path) -> None:
+    """A postmortem saved in a drill (``drill: true``) stays on the laptop: the shared version
+    neither holds nor recalls it, even for a reader that includes drills."""
+    incidents = incidents_copy(tmp_path)
+    edit(incidents, lambda items: items.append({
+        "id": "INC-9001", "service": "ledger-api", "drill": True,
+        "symptoms": "zebra-unicorn errors on every ledger post during the game day",
+        "actions": [{"id": "A1", "action": "Flipped the zebra-unicorn switch",
+                     "outcome": "RESOLVED", "explanation": "practice"}]}))
+    ci = settings(s3_env, tmp_path / "ci", incidents)
+    result = publish_from(ci, when=NEW)
+    assert result.published is not None
+    assert result.published.incidents == len(read_memory(incidents).incidents) - 1
+    reader = settings(s3_env, tmp_path / "reader", incidents_copy(tmp_path, "other.yaml"),
+                      TRIAGE_OFFLINE="")
+    engine = TriageEngine(reader.model_copy(update={"include_drills": True}))
+    engine.load()
+    assert "INC-9001" not in {i for i, _ in recalled(engine, "zebra-unicorn errors ledger post")}

@@ -83,7 +83,7 @@ from store.embedder import Embedder, embed_cached, normalised
 from store.index import MemoryIndex
 from store.loader import LoadedMemory
 from store.models import ActionOutcome, Incident
-from store.recall import RecalledAction, recall
+from store.recall import Recall, RecalledAction, recall
 
 # Two action texts are "the same fix" at this MiniLM cosine or above — used only when a kind is
 # missing on either side. bench/drill_calibrate.py, fitted for precision ≥ 0.9 (a cosine
@@ -261,10 +261,7 @@ def _kind(kind: str | None) -> str:
 def replay(index: MemoryIndex, memory: LoadedMemory, incident: Incident, judge: Judge,
            hidden: frozenset[str] = frozenset()) -> Replay:
     """One incident replayed as an alert with itself (and ``hidden``) out of the memory."""
-    alert = replay_alert(incident)
-    found = recall(index, alert, hidden=hidden | {incident.id})
-    usable = without(found, quarantine(found))
-    briefing = deterministic_briefing(usable, len(memory.incidents), None)
+    alert, found, usable, briefing = _replayed(index, memory, incident, hidden)
     ranked = [r.incident_id for r in found.ranked]
     present = {i.id for i in memory.incidents} - hidden - {incident.id}
     related = [r for r in incident.related if r in present]
@@ -307,8 +304,16 @@ def replay_briefing(index: MemoryIndex, memory: LoadedMemory, incident: Incident
                     hidden: frozenset[str] = frozenset()) -> Briefing:
     """The briefing the console would have shown for ``incident``'s replay (as :func:`replay`
     judges it): deterministic, with the incident (and ``hidden``) out of the memory."""
-    found = recall(index, replay_alert(incident), hidden=hidden | {incident.id})
-    return deterministic_briefing(without(found, quarantine(found)), len(memory.incidents), None)
+    return _replayed(index, memory, incident, hidden)[3]
+
+
+def _replayed(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
+              hidden: frozenset[str]) -> tuple[str, Recall, Recall, Briefing]:
+    """The replayed alert, its recall, that recall less quarantined actions, its briefing."""
+    alert = replay_alert(incident)
+    found = recall(index, alert, hidden=hidden | {incident.id})
+    usable = without(found, quarantine(found))
+    return alert, found, usable, deterministic_briefing(usable, len(memory.incidents), None)
 
 
 def run_drill(index: MemoryIndex, memory: LoadedMemory, settings: Settings,

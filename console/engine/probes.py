@@ -61,7 +61,14 @@ from pydantic import (
 )
 
 from store.errors import TriageError
-from store.loader import YAML_LOADER, Problem, _duplicate_keys, _first_alias
+from store.loader import (
+    YAML_LOADER,
+    Problem,
+    _child,
+    _duplicate_keys,
+    _field_path,
+    _first_alias,
+)
 from store.redact import redact
 from store.text import CleanStr, clean
 
@@ -395,14 +402,6 @@ def _label(node: yaml.Node, index: int) -> str:
     return f"probe #{index + 1}"
 
 
-def _child(node: yaml.Node, key: str | int) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-        return next((value for k, value in node.value if k.value == key), None)
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-        return node.value[key]
-    return None
-
-
 def _problem(name: str, node: yaml.Node, label: str, error: Any) -> Problem:
     """One validation error as file:line: probe field: what is wrong."""
     loc = list(error["loc"])
@@ -427,9 +426,7 @@ def _problem(name: str, node: yaml.Node, label: str, error: Any) -> Problem:
         if child is None:
             break
         target = child
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-    if element:
-        where = "argv"
+    where = "argv" if element else _field_path(tuple(loc))
     return Problem(name, target.start_mark.line + 1, f"{label} {where}".strip(), message)
 
 

@@ -151,8 +151,7 @@ def plan(briefing: Briefing, recall: Recall, *, service: str | None, now: dateti
     ctx = Context(briefing, recall, service, now or datetime.now(UTC), briefing.coverage)
     doubts = audit(ctx)
     asked = questions(ctx, doubts)
-    answered = probe_all(ctx, doubts, asked, {}, rerecall)
-    answered = [a for a in answered if a.question.probe == "memory"]
+    answered = probe_all(ctx, doubts, [q for q in asked if q.probe == "memory"], {}, rerecall)
     engineer = [q for q in asked if q.probe == "engineer"]
     known = {"service": service or "", "alert_service": service or ""}
     if ctx.anchor is not None:

@@ -337,7 +337,9 @@ def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str 
                     "this content anyway and makes it current")
             when = before.source_time
     rows, vectors, meta = builder._prepare(memory, progress)
-    publish_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+    # Microseconds: two publishes in one second were ordered by their random suffix, so the
+    # later one was v1 about half the time (test_an_older_publish_exits_2_as_stale failed once).
+    publish_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}"
     entry = Published(publish_id=publish_id, source_hash=memory.source_hash, source_time=when,
                       embedder=meta.embedder, vector_dim=meta.vector_dim,
                       incidents=len(memory.incidents), actions=memory.action_count,

@@ -112,9 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"triage: bad environment: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if getattr(args, "include_drills", False) or args.console_include_drills:
-        settings = settings.model_copy(update={"include_drills": True})
+        settings = settings.replace(include_drills=True)
     if args.drill:
-        settings = settings.model_copy(update={"game_day": True})
+        settings = settings.replace(game_day=True)
     if args.command is None:
         from console.ui.app import TriageApp
 

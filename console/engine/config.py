@@ -1,13 +1,18 @@
-"""Settings read once from the environment and handed to the engine (no globals)."""
+"""Settings read once from the environment and handed to the engine (no globals).
+
+A plain frozen dataclass, not a pydantic model: the console imports it before its first
+paint, and pydantic's import alone cost ~70 ms of a ~200 ms budget (bench/first_paint.py).
+``from_env`` does the parsing a model would; ``__post_init__`` accepts str paths.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, SecretStr
 
 
 def _default_data_dir() -> Path:
@@ -16,10 +21,33 @@ def _default_data_dir() -> Path:
     return Path(user_data_dir("triage-console", appauthor=False))
 
 
-class Settings(BaseModel):
-    """Where the memory lives and which models to use; see README for each variable."""
+class Secret:
+    """A credential that never shows itself: repr and str are masked (like pydantic's
+    SecretStr); ``get_secret_value`` is the one way to read it."""
 
-    model_config = ConfigDict(frozen=True)
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Where the memory lives and which models to use; see README for each variable."""
 
     incidents_path: Path
     data_dir: Path
@@ -35,15 +63,27 @@ class Settings(BaseModel):
     # audit line tagged, a timeline recorded, postmortems saved with `drill: true`.
     game_day: bool = False
     # A team's shared index on object storage (store/shared.py): TRIAGE_INDEX_URI and the usual
-    # AWS variables; the secret is never shown (SecretStr).
+    # AWS variables; the secret is never shown (Secret).
     index_uri: str | None = None
     s3_endpoint: str | None = None
     s3_region: str | None = None
     s3_access_key_id: str | None = None
-    s3_secret_access_key: SecretStr | None = None
-    s3_session_token: SecretStr | None = None
+    s3_secret_access_key: Secret | None = None
+    s3_session_token: Secret | None = None
     s3_allow_http: bool | None = None  # None: allowed when the endpoint is http://
     store_timeout: float = 5.0  # seconds per request to the store (TRIAGE_S3_TIMEOUT)
+
+    def __post_init__(self) -> None:
+        for name in ("incidents_path", "data_dir"):  # callers may hand in str paths
+            object.__setattr__(self, name, Path(getattr(self, name)))
+        for name in ("s3_secret_access_key", "s3_session_token"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, _secret(value))
+
+    def replace(self, **changes: Any) -> Settings:
+        """These settings with ``changes`` (e.g. ``include_drills=True``)."""
+        return dataclasses.replace(self, **changes)
 
     def shared_store(self) -> Any:
         """The shared index's store.shared.Store, or None without TRIAGE_INDEX_URI."""
@@ -124,5 +164,5 @@ def _flag(value: str | None) -> bool | None:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def _secret(value: str | None) -> SecretStr | None:
-    return SecretStr(value) if value else None
+def _secret(value: str | None) -> Secret | None:
+    return Secret(value) if value else None

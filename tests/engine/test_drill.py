@@ -105,7 +105,7 @@ def fixture_memory(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     memory = load_incidents(incidents)
     index = eval_index(settings, memory, MiniLMEmbedder())
     report = run_drill(index, memory, settings)
-    with_drills = run_drill(index, memory, settings.model_copy(update={"include_drills": True}))
+    with_drills = run_drill(index, memory, settings.replace(include_drills=True))
     return {"settings": settings, "memory": memory, "index": index, "report": report,
             "with_drills": with_drills}
 
@@ -176,7 +176,7 @@ def test_a_drill_postmortem_is_never_cited_in_a_real_briefing(
 
     settings: Settings = fixture_memory["settings"]
     for include, expect_g1 in ((False, False), (True, True)):
-        engine = TriageEngine(settings.model_copy(update={"include_drills": include}))
+        engine = TriageEngine(settings.replace(include_drills=include))
         briefing = engine.brief(parse_alert(KEYERROR))
         cited = {e.incident_id for r in briefing.recommendations for e in r.evidence}
         cited |= {w.incident_id for w in briefing.warnings}
@@ -197,7 +197,7 @@ def test_one_index_build_serves_every_replay(fixture_memory: dict[str, Any], tmp
         return real_build(self, *args, **kwargs)
 
     monkeypatch.setattr(MemoryIndex, "build", counting)
-    settings = fixture_memory["settings"].model_copy(update={"data_dir": tmp_path / "d"})
+    settings = fixture_memory["settings"].replace(data_dir=tmp_path / "d")
     memory = fixture_memory["memory"]
     calls: list[tuple[int, int]] = []
     index = eval_index(settings, memory, MiniLMEmbedder())
@@ -245,7 +245,7 @@ def test_wilson_of_nothing_is_none() -> None:
 
 def test_track_record_says_none_fresh_and_stale(fixture_memory: dict[str, Any],
                                                 tmp_path: Path) -> None:
-    settings = fixture_memory["settings"].model_copy(update={"data_dir": tmp_path / "d"})
+    settings = fixture_memory["settings"].replace(data_dir=tmp_path / "d")
     memory = fixture_memory["memory"]
     assert track_record(settings, memory) is None
     save_track_record(settings, memory, fixture_memory["report"], "all-MiniLM-L6-v2")
@@ -256,7 +256,7 @@ def test_track_record_says_none_fresh_and_stale(fixture_memory: dict[str, Any],
     stale = track_record(settings, changed, "all-MiniLM-L6-v2")
     assert stale is not None and stale.stale and "incidents changed" in stale.why
     assert "memory changed since the drill" in stale.line("2")
-    other = track_record(settings.model_copy(update={"include_drills": True}), memory, "x")
+    other = track_record(settings.replace(include_drills=True), memory, "x")
     assert other is not None and other.stale and "embedder" in other.why
 
 
@@ -309,8 +309,7 @@ def test_a_postmortem_saved_on_a_game_day_is_a_drill_and_never_real_evidence(
     assert saved.incident.drill is True
     assert "drill: true" in incidents.read_text(encoding="utf-8")
     alert = parse_alert("ledger-api zebra-unicorn errors on every post, posting queue stuck")
-    real = TriageEngine(settings.model_copy(update={"game_day": False})).brief(alert)
+    real = TriageEngine(settings.replace(game_day=False)).brief(alert)
     assert "INC-9001" not in {r.incident_id for r in real.recalled}
-    included = TriageEngine(settings.model_copy(update={"game_day": False,
-                                                        "include_drills": True})).brief(alert)
+    included = TriageEngine(settings.replace(game_day=False, include_drills=True)).brief(alert)
     assert "INC-9001" in {r.incident_id for r in included.recalled}

@@ -392,6 +392,6 @@ def test_game_day_incidents_are_never_published(s3_env: dict[str, str], tmp_path
     assert result.published.incidents == len(read_memory(incidents).incidents) - 1
     reader = settings(s3_env, tmp_path / "reader", incidents_copy(tmp_path, "other.yaml"),
                       TRIAGE_OFFLINE="")
-    engine = TriageEngine(reader.model_copy(update={"include_drills": True}))
+    engine = TriageEngine(reader.replace(include_drills=True))
     engine.load()
     assert "INC-9001" not in {i for i, _ in recalled(engine, "zebra-unicorn errors ledger post")}

@@ -22,10 +22,18 @@ from console.engine.report import GROUP_STATE_LABEL, STATE_LABEL
 from store.text import clean
 
 _ID = re.compile(r"[A-Za-z0-9._/-]+")
-# Markdown punctuation that can open emphasis, code, links, images, tables, headings or HTML.
-_PUNCTUATION = re.compile(r"([\\`*_~\[\]()#|!{}])")
+# Only the punctuation that can open code, emphasis, strikethrough, a link or a table is
+# escaped: Slack shows a backslash escape as written, so every needless one is noise in the
+# channel. "(" and "!" are safe once "[" and "]" are escaped (no "](" or "!["); "{}" mean
+# nothing; "#" and ">" only start a heading or quote at the start of a line (_LEADING_BLOCK).
+_PUNCTUATION = re.compile(r"([\\`*\[\]|])")
+# "_" opens or closes emphasis only beside a non-alphanumeric: db_pool_size stays as written;
+# "~" strikes through only touching a word: "~ 10 min" stays, "~10 min" is escaped.
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_TILDE = re.compile(r"(?<=\S)~|~(?=\S)")
 _MENTION = re.compile(r"([@＠])(?=\w)")
-_LEADING_BLOCK = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")
+_LEADING_BLOCK = re.compile(r"^(\s*)([-+=#])")
+_LEADING_NUMBER = re.compile(r"^(\s*\d+)([.)])")  # "1." or "1)" would start a list
 _AUTOLINK = re.compile(r"(?i)(://|\bwww\.|\bmailto:)")
 ZERO_WIDTH = "\u200b"  # between "@" and a name: shown as "@channel", read by no chat as a mention
 
@@ -35,8 +43,11 @@ def literal(text: str | None) -> str:
     flat = " ".join(clean(text or "").split())
     flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     flat = _PUNCTUATION.sub(r"\\\1", flat)
+    flat = _UNDERSCORE.sub(r"\\_", flat)
+    flat = _TILDE.sub(r"\\~", flat)
     flat = _MENTION.sub(lambda m: m.group(1) + ZERO_WIDTH, flat)
     flat = _AUTOLINK.sub(lambda m: m.group(1)[:-1] + ZERO_WIDTH + m.group(1)[-1], flat)
+    flat = _LEADING_NUMBER.sub(r"\1\\\2", flat)
     return _LEADING_BLOCK.sub(r"\1\\\2", flat)
 
 

@@ -164,11 +164,23 @@ def test_hostile_text_renders_literally_and_cannot_ping_or_inject(proven: Briefi
 
 
 @pytest.mark.parametrize("text", [HOSTILE, HOSTILE_LINE, "1) numbered", "+ plus", "=====",
-                                  "ping <!subteam^S123> now", "a ＠channel full-width"])
+                                  "ping <!subteam^S123> now", "a ＠channel full-width",
+                                  "# heading", "__init__ _x_ a_b_c snake_ é_x_é (_y_) *z*",
+                                  "[a](b) ![c](d) [e]: /f", "~~gone~~ ~x~ `code`"])
 def test_literal_round_trips_through_a_markdown_renderer(text: str) -> None:
     escaped = literal(text)
     assert "\n" not in escaped
     assert render_text(escaped) == " ".join(text.split())
+
+
+@pytest.mark.parametrize("text", [
+    "Raised the pool size (max 50 -> 200) on db_pool_size: p99 {4s} fell, see #incidents!",
+    "Restarted payments-api's HikariPool (3 of 5 pods) ~ 10 min after the page",
+])
+def test_ordinary_prose_reaches_the_channel_without_backslashes(text: str) -> None:
+    # Slack shows a backslash escape as written: parentheses, braces, "!", "#" mid-line and
+    # snake_case cannot start any markup, so they go out exactly as the engineer wrote them.
+    assert literal(text) == text.replace(">", "&gt;")
 
 
 def test_write_markdown_is_atomic_and_never_overwrites(proven: Briefing, tmp_path: Path) -> None:

@@ -28,6 +28,9 @@ Faults (``Fault``):
                    without the terminating chunk and without the done:true line.
                    Non-stream: Content-Length larger than the body sent, then close.
 A slow / stalled *mid-stream* is ``ChatReply(chunk_delay=...)`` (ignored when not streaming).
+A reply held until the test says so is ``ChatReply(..., gate=threading.Event())``: the request
+is received (and logged) at once, the answer sent only once ``gate.set()`` (a model that is
+"still thinking" for exactly as long as the test needs, whatever the machine's load).
 
 What the real ollama 0.6.3 client (httpx 0.28.1) raises -- verified by tests/test_fake_ollama.py;
 identical for Client and AsyncClient. Streaming calls are lazy generators: nothing is sent and
@@ -83,6 +86,7 @@ class ChatReply:
     fault: Fault | None = None
     chunk_size: int = 16  # streamed content is split into chunks of this many chars
     chunk_delay: float = 0.0  # seconds slept between streamed chunks (slow stream)
+    gate: threading.Event | None = None  # answer only once this is set (or the server stops)
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -289,6 +293,10 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._send(500, {"error": "no scripted reply"})
             return
+        while reply.gate is not None and not reply.gate.wait(0.05):
+            if fake._stopping.is_set():
+                self.close_connection = True
+                return
         size = max(1, reply.chunk_size)
         chunks = [reply.content[i : i + size] for i in range(0, len(reply.content), size)]
         final = _chat_obj(model, "" if stream else reply.content, True)

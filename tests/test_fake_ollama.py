@@ -284,3 +284,25 @@ def test_stop_releases_hanging_request_quickly():
     t.join(timeout=3)
     assert not t.is_alive() and time.monotonic() - t0 < 1
     assert isinstance(errors[0], httpx.RemoteProtocolError)  # server disconnected, no reply
+
+
+def test_a_gated_reply_is_received_at_once_and_answered_only_once_released(fake_ollama):
+    gate = threading.Event()
+    reply = ChatReply("placeholder", gate=gate)
+    fake_ollama.script_chat(reply)
+    client = ollama.Client(host=fake_ollama.host, timeout=10)
+    answers: list[str] = []
+    caller = threading.Thread(target=lambda: answers.append(client.chat(
+        model="qwen2.5:7b", messages=[{"role": "user", "content": "hi"}],
+        stream=False).message.content or ""))
+    caller.start()
+    for _ in range(500):
+        if fake_ollama.chat_requests():
+            break
+        time.sleep(0.01)
+    caller.join(timeout=0.3)
+    assert fake_ollama.chat_requests() and caller.is_alive() and not answers  # held
+    reply.content = DRAFT  # what it answers is read when released
+    gate.set()
+    caller.join(timeout=10)
+    assert answers == [DRAFT]

@@ -21,6 +21,7 @@ synthesis). This module runs it for a real briefing:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -168,33 +169,40 @@ def plan(briefing: Briefing, recall: Recall, *, service: str | None, now: dateti
         except ValueError as exc:  # ProbeParamError, or a question the values made bundled
             skipped.append(f"{probe.name}: {exc}")
     made = Plan(ctx, doubts, answered, engineer, declared, skipped)
-    if client is not None and ctx.lead is not None:
-        _assist(made, client, probes, recall, service)
-    return made
+    return assisted(made, client, probes, recall, service) if client is not None else made
 
 
-def _assist(made: Plan, client: ModelClient, probes: Sequence[DeclaredProbe], recall: Recall,
-            service: str | None) -> None:
+def assisted(made: Plan, client: ModelClient, probes: Sequence[DeclaredProbe], recall: Recall,
+             service: str | None) -> Plan:
+    """``made`` with the model's plainer wording of its questions and the declared probes the
+    model picked (guarded; console/engine/verify_model.py), as a new plan: ``made`` is not
+    touched, so the console can show the memory's results first and add these when they come.
+    Nothing here changes a result. Without a lead fix there is nothing to ask the model."""
+    if made.ctx.lead is None:
+        return made
     from console.engine.verify_model import assist
 
     asked = [*(a.question for a in made.answered), *made.engineer,
              *(d.question for d in made.declared)]
     helped = assist(client, asked, probes, recall)
-    made.phrased, made.model_log = helped.phrased, helped.log
-    have = {d.question.id for d in made.declared}
+    log = list(helped.log)
+    declared = list(made.declared)
+    have = {d.question.id for d in declared}
     for probe, params in helped.picks:
         if probe.services and (service is None or service not in probe.services):
-            made.model_log.append(f"refused a probe pick: {probe.name} is declared for "
-                                  f"{', '.join(probe.services)} only")
+            log.append(f"refused a probe pick: {probe.name} is declared for "
+                       f"{', '.join(probe.services)} only")
             continue
         try:
             picked = _declare(probe, params)
         except ValueError as exc:
-            made.model_log.append(f"refused a probe pick: {probe.name}: {exc}")
+            log.append(f"refused a probe pick: {probe.name}: {exc}")
             continue
         if picked.question.id not in have:
             have.add(picked.question.id)
-            made.declared.append(picked)
+            declared.append(picked)
+    return dataclasses.replace(made, declared=declared, phrased=dict(helped.phrased),
+                               model_log=log)
 
 
 # --- answers ---------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         ModelState,
         ProbeFinished,
         RecallReady,
+        VerificationAssisted,
         VerificationConcluded,
         VerificationFailed,
     )
@@ -79,6 +80,8 @@ class Verifying:
     runs: dict[str, ProbeRun] = field(default_factory=dict)
     running: set[str] = field(default_factory=set)
     seq: int = 0
+    # The model (if configured) is still phrasing the questions: shown as a note meanwhile.
+    assisting: bool = False
 
 
 def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -257,16 +260,30 @@ class TriageApp(App[None]):
         except ProbeFileError as exc:
             self.post_message(VerificationFailed(exc.render(), verification_id))
             return
+        service = alert_service(routed.alert, self.engine.known_services())
         try:
-            made = plan(routed.briefing, routed.recall,
-                        service=alert_service(routed.alert, self.engine.known_services()),
-                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes,
-                        client=self.engine.model_client())
+            made = plan(routed.briefing, routed.recall, service=service,
+                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes)
         except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
             self.post_message(VerificationFailed(f"verification failed: {type(exc).__name__}: "
                                                  f"{str(exc)[:200]}", verification_id))
             return
-        self._conclude(verification_id, 0, made, {}, {}, routed)
+        # The memory's results are shown first; a model (if any) may take up to its timeout
+        # to phrase the questions and pick probes, and changes no result when it answers.
+        client = self.engine.model_client() if made.ctx.lead is not None else None
+        concluded = self._conclude(verification_id, 0, made, {}, {}, routed,
+                                   assisting=client is not None)
+        if client is None or not concluded:
+            return
+        from console.engine.verification import assisted
+        from console.ui.messages import VerificationAssisted
+
+        try:
+            helped = assisted(made, client, probes, routed.recall, service)
+        except Exception as exc:  # noqa: BLE001 — the model's part is optional: say so, go on
+            helped = dataclasses.replace(made, model_log=[
+                f"the model's part failed: {type(exc).__name__}: {str(exc)[:200]}"])
+        self.post_message(VerificationAssisted(helped, verification_id))
 
     @work(thread=True, group="verify", exit_on_error=False)
     def verify_conclude(self, verification_id: int, seq: int, made: Plan,
@@ -277,8 +294,10 @@ class TriageApp(App[None]):
             made, answered=list(made.answered)), answers, runs, routed)
 
     def _conclude(self, verification_id: int, seq: int, made: Plan, answers: dict[str, str],
-                  runs: dict[str, ProbeRun], routed: Routed) -> None:
-        """(On a worker thread.) Synthesis and the artifact; posts the result or the failure."""
+                  runs: dict[str, ProbeRun], routed: Routed, *,
+                  assisting: bool = False) -> bool:
+        """(On a worker thread.) Synthesis and the artifact; posts the result or the failure
+        and says whether it concluded."""
         from console.engine.verification import conclude, escalate_late, write_artifact
         from console.ui.messages import VerificationConcluded, VerificationFailed
 
@@ -291,8 +310,9 @@ class TriageApp(App[None]):
                       "error": f"verification failed: {type(exc).__name__}: {str(exc)[:200]}"}
         if result["status"] == "failed":
             self.post_message(VerificationFailed(result["error"], verification_id))
-        else:
-            self.post_message(VerificationConcluded(made, result, verification_id, seq))
+            return False
+        self.post_message(VerificationConcluded(made, result, verification_id, seq, assisting))
+        return True
 
     @work(thread=True, group="verify-probe", exit_on_error=False)
     def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
@@ -482,8 +502,12 @@ class TriageApp(App[None]):
         if self.main_screen is None or current.result is None:
             return
         value = current.routed.briefing.confidence.value
-        note = (f"confidence {value} ≥ 85: verification was not needed — run on request"
-                if value >= 85 else "")
+        notes = [f"confidence {value} ≥ 85: verification was not needed — run on request"
+                 if value >= 85 else "",
+                 f"the model is phrasing the questions (up to {self.settings.model_timeout:g} s)"
+                 " — these results are the memory's; its answer changes none of them"
+                 if current.assisting else ""]
+        note = "\n".join(n for n in notes if n)
         self.main_screen.show_verification(
             current.result, dict.fromkeys(current.running, "running"), note)
 
@@ -518,9 +542,24 @@ class TriageApp(App[None]):
         if current is None or message.seq != current.seq:
             return
         current.plan, current.result = message.plan, message.result
+        if message.seq == 0:
+            current.assisting = message.assisting
         if self.timeline is not None:
             self.timeline.verification(message.result)
         self._show_verification(current)
+
+    def on_verification_assisted(self, message: VerificationAssisted) -> None:
+        current = self._current_verification(message.verification_id, "model assist")
+        if current is None or current.plan is None:
+            return
+        current.assisting = False
+        helped = message.assisted
+        have = {d.question.id for d in current.plan.declared}
+        current.plan = dataclasses.replace(
+            current.plan, phrased=dict(helped.phrased), model_log=list(helped.model_log),
+            declared=[*current.plan.declared,
+                      *(d for d in helped.declared if d.question.id not in have)])
+        self._reconclude(current)
 
     def on_verification_failed(self, message: VerificationFailed) -> None:
         current = self._current_verification(message.verification_id, "verification failure")

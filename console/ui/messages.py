@@ -90,6 +90,17 @@ class VerificationConcluded(Message):
     result: dict[str, Any]
     verification_id: int
     seq: int
+    # The model is still phrasing the questions (its results come as VerificationAssisted).
+    assisting: bool = False
+
+
+@dataclass
+class VerificationAssisted(Message):
+    """The model's part of verification ``verification_id`` came (after the memory's results
+    were shown): ``assisted`` is the first plan with its phrasings, picks and guard log."""
+
+    assisted: Plan
+    verification_id: int
 
 
 @dataclass

@@ -186,6 +186,15 @@ class Published(BaseModel):
 _MANIFEST_FIELDS = [name for name in Published.model_fields if name != "number"]
 
 
+CALL_THREAD = "triage-store-call"
+
+
+def abandoned_calls() -> int:
+    """Store calls given up on (``within``) and still running: the `triage` script exits
+    without waiting for them (console/__main__.py ``run``)."""
+    return sum(1 for t in threading.enumerate() if t.name == CALL_THREAD and t.is_alive())
+
+
 def within(seconds: float, call: Callable[[], T], what: str = "the store") -> T:
     """``call()`` in a daemon thread, given up after ``seconds`` (TimeoutError): a Rust call
     cannot be interrupted, but the console need not wait for it (nor does the process exit)."""
@@ -197,7 +206,7 @@ def within(seconds: float, call: Callable[[], T], what: str = "the store") -> T:
         except BaseException as exc:  # noqa: BLE001  (handed to the caller's thread)
             result.append((False, exc))
 
-    worker = threading.Thread(target=run, name="triage-store-call", daemon=True)
+    worker = threading.Thread(target=run, name=CALL_THREAD, daemon=True)
     worker.start()
     worker.join(seconds)
     if not result:

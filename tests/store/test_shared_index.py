@@ -334,6 +334,55 @@ def test_a_store_that_accepts_but_never_answers_is_reported_within_10_s(
         silent.close()
 
 
+def test_a_briefing_after_a_store_given_up_on_is_printed_whole(
+        s3_env: dict[str, str], bundled_data_dir: Path) -> None:
+    # The read is given up after 6 s and may still be running when the briefing is done;
+    # `python -m console` (the script's `run`) then leaves at once, after flushing: either way
+    # the whole briefing and its notice reach the pipe.
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    try:
+        env = {**s3_env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{silent.getsockname()[1]}",
+               "TRIAGE_S3_TIMEOUT": "3", "TRIAGE_DATA_DIR": str(bundled_data_dir),
+               "TRIAGE_INCIDENTS": str(BUNDLED_INCIDENTS), "PATH": os.environ["PATH"]}
+        result = subprocess.run([sys.executable, "-m", "console", "brief", ALERTS[0]],
+                                capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("[")  # the state line, first
+        assert "Recalled" in result.stdout and "Confidence" in result.stdout
+        assert result.stdout.rstrip().endswith("the index built on this laptop from "
+                                               f"{len(read_memory(BUNDLED_INCIDENTS).incidents)}"
+                                               " incidents")
+    finally:
+        silent.close()
+
+
+_STUCK_AT_EXIT = """
+import atexit, sys, threading, time
+from store.shared import CALL_THREAD
+# What LanceDB's abandoned Rust call does to a normal exit (~5 s measured), made endless: the
+# interpreter's shutdown waits. `run` must not.
+atexit.register(time.sleep, 3600)
+threading.Thread(target=time.sleep, args=(3600,), name=CALL_THREAD, daemon=True).start()
+sys.argv = ["triage", "check"]
+from console.__main__ import run
+run()
+"""
+
+
+def test_the_triage_script_does_not_wait_at_exit_for_a_store_call_it_gave_up_on(
+        tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"], "TRIAGE_DATA_DIR": str(tmp_path),
+           "TRIAGE_INCIDENTS": str(BUNDLED_INCIDENTS)}
+    result = subprocess.run([sys.executable, "-c", _STUCK_AT_EXIT], capture_output=True,
+                            text=True, env=env, cwd=REPO, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "incidents" in result.stdout  # check's report, flushed before the exit
+
+
 _PUBLISHER = """
 import sys, time
 from console.engine.config import Settings

@@ -58,6 +58,7 @@ class _Health:
 
     fallback: MemoryIndex | None = None
     notice: str | None = None
+    label: str | None = None  # the fallback's status words ("local (shared index not used)")
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class LayeredIndex(MemoryIndex):
 
     def __init__(self, data_dir: Path, embedder: Embedder | None, cache: EmbeddingCache | None,
                  base: Any, version: Published, label: str,
-                 fallback: Callable[[str], tuple[MemoryIndex, str]] | None = None,
+                 fallback: Callable[[str], tuple[MemoryIndex, str, str]] | None = None,
                  deadline: float | None = None) -> None:
         super().__init__(data_dir, embedder, cache)
         self.deadline = deadline  # for a version read from the store (None: a local copy)
@@ -237,10 +238,19 @@ class LayeredIndex(MemoryIndex):
             raise IndexUnavailable(f"{reason}: the memory was not searched", [],
                                    "run `triage index --pull` when the store answers, or "
                                    "`triage index` to build the index on this laptop") from exc
-        index, notice = self._fallback_factory(reason)
-        self._health.fallback, self._health.notice = index, notice
+        index, notice, label = self._fallback_factory(reason)
+        self._health.fallback, self._health.notice, self._health.label = index, notice, label
         self.repairs.append(notice)
         return index
+
+    @property
+    def fallen_back(self) -> tuple[str, int] | None:
+        """Since the store stopped answering: the status words of what recall reads instead and
+        the local incidents laid over it (None while the store answers)."""
+        if self._health.fallback is None or self._health.label is None:
+            return None
+        overlay = getattr(self._health.fallback, "overlaid", None)
+        return self._health.label, len(overlay) if isinstance(overlay, list) else 0
 
     def _search_overlay(self, text: str, vector: np.ndarray | None,
                         limit: int) -> list[Candidate]:
@@ -375,14 +385,14 @@ def _open_remote(src: Sources) -> Opened:
     return Opened(index, notices, f"shared {version.label}", version.label, len(index.overlaid))
 
 
-def _mid_session(src: Sources, reason: str) -> tuple[MemoryIndex, str]:
+def _mid_session(src: Sources, reason: str) -> tuple[MemoryIndex, str, str]:
     opened = _fallback(src, reason)
     if opened is None:
         raise IndexUnavailable(f"{reason}; there is no pulled copy or up-to-date local index to "
                                "fall back on: the memory was not searched", [],
                                "run `triage index --pull` once the store answers, or `triage "
                                "index` to build the index on this laptop")
-    return opened.index, opened.notices[0]
+    return opened.index, opened.notices[0], opened.label
 
 
 def _fallback(src: Sources, reason: str) -> Opened | None:

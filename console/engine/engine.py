@@ -257,13 +257,22 @@ class TriageEngine:
         return incident_id not in fresh_by_id and all(
             fresh_by_id.get(i.id) == i for i in self.memory.incidents)
 
+    def status(self) -> MemoryStatus | None:
+        """The status line's memory as it stands now (None before a load): after a shared
+        index stopped answering mid-session, it names what recall reads instead."""
+        return self._status(self.memory) if self.memory is not None else None
+
     def _status(self, memory: LoadedMemory) -> MemoryStatus:
         state = self.index.state if self.index is not None else "missing"
         label = {"fresh": "fresh", "rebuilt": "fresh (rebuilt)",
                  "memory": "in memory only"}.get(state, state)
         shared, overlaid = self.shared or (None, 0)
         overlay = getattr(self.index, "overlaid", None)
-        if shared is not None and isinstance(overlay, list):
+        fallen = getattr(self.index, "fallen_back", None)
+        if shared is not None and fallen is not None:
+            shared, overlaid = fallen  # the store stopped answering mid-session
+            label = f"{shared} + {overlaid} local" if overlaid else shared
+        elif shared is not None and isinstance(overlay, list):
             overlaid = len(overlay)  # a save lays the overlay again
             label = f"{shared} + {overlaid} local" if overlaid else shared
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),

@@ -456,6 +456,13 @@ class TriageApp(App[None]):
                 self.main_screen.close_verification()
         if self.main_screen is not None:
             self.main_screen.show_briefing(message.briefing)
+        known = self.memory_status
+        status = self.engine.status() if known is not None else None
+        if known is not None and status is not None and status.index != known.index:
+            # (the shared index stopped answering during this briefing: say what recall reads)
+            self.memory_status = status
+            if self.main_screen is not None:
+                self.main_screen.show_status()
 
     def on_briefing_failed(self, message: BriefingFailed) -> None:
         if self._is_current(message.request_id, "failure"):

@@ -255,6 +255,9 @@ def test_store_down_mid_session(tmp_path: Path, fallback: str) -> None:
         assert any("stopped answering" in n and "built on this laptop" in n
                    for n in briefing.search.notices)
         assert [(r.incident_id) for r in briefing.recalled][:1] == [before[0][0]]
+        status = engine.status()  # the status line no longer claims the shared index
+        assert status is not None and status.shared == "local (shared index not used)"
+        assert status.index == "local (shared index not used)"
         again = engine.brief(parse_alert(ALERTS[1]))  # no second wait on the dead store
         assert again.search is not None and any("stopped answering" in n
                                                 for n in again.search.notices)

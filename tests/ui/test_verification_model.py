@@ -32,6 +32,11 @@ from tests.ui.test_verification_console import (
 NO_DRAFT = ChatReply(fault=Fault.SERVER_ERROR)  # the briefing stays the memory's own
 
 
+def model_app(data_dir: Path, fake: FakeOllama) -> TriageApp:
+    return TriageApp(Settings(incidents_path=BUNDLED_INCIDENTS, data_dir=data_dir,
+                              ollama_host=fake.host, model="qwen2.5:7b", model_timeout=30))
+
+
 async def until(pilot: Pilot[None], condition: object, what: str) -> None:
     for _ in range(1000):  # bounded: ~20 s at most, however slow the machine
         if callable(condition) and condition():
@@ -45,9 +50,7 @@ async def test_a_slow_model_does_not_hold_back_the_memorys_results(
     gate = threading.Event()
     held = ChatReply(json.dumps({"phrasings": [], "probes": []}), gate=gate)
     fake_ollama.script_chat(NO_DRAFT, held)
-    app = TriageApp(Settings(incidents_path=BUNDLED_INCIDENTS, data_dir=bundled_data_dir,
-                             ollama_host=fake_ollama.host, model="qwen2.5:7b",
-                             model_timeout=30))
+    app = model_app(bundled_data_dir, fake_ollama)
     async with app.run_test(size=SIZE) as pilot:
         await brief(pilot, app, OVERTURN)
         await pilot.press("f6")
@@ -88,9 +91,7 @@ async def test_a_verification_closed_before_the_model_answers_drops_its_words(
     gate = threading.Event()
     fake_ollama.script_chat(NO_DRAFT, ChatReply(json.dumps({"phrasings": [], "probes": []}),
                                                 gate=gate), NO_DRAFT)
-    app = TriageApp(Settings(incidents_path=BUNDLED_INCIDENTS, data_dir=bundled_data_dir,
-                             ollama_host=fake_ollama.host, model="qwen2.5:7b",
-                             model_timeout=30))
+    app = model_app(bundled_data_dir, fake_ollama)
     async with app.run_test(size=SIZE) as pilot:
         await brief(pilot, app, OVERTURN)
         await pilot.press("f6")

@@ -14,6 +14,16 @@ DRILLS_HELP = ("let incidents recorded in a game day (drill: true) be recalled a
                "(hidden by default)")
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of versions ≥ 1")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="triage", description="Incident triage console. With no command, opens the console.")
@@ -52,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
                             "index at TRIAGE_INDEX_URI (refused when older than the current one)")
     index.add_argument("--pull", action="store_true",
                        help="copy the current shared version into the data dir (offline use)")
+    index.add_argument("--prune", action="store_true",
+                       help="delete the data of old shared versions: all but the --keep most "
+                            "recently published and the current one (their history entries "
+                            "stay); after --publish when both are given")
+    index.add_argument("--keep", type=_positive, default=None, metavar="N",
+                       help="with --prune: versions kept besides the current one (default 5)")
     index.add_argument("--force", action="store_true",
                        help="with --publish: publish even when the incidents are older than "
                             "the current version's")

@@ -148,7 +148,9 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
     fault and the place — it is not held in memory here, that would build nothing.
     ``--publish`` builds and publishes a version of the shared index (TRIAGE_INDEX_URI);
     ``--pull`` copies the current version into the data dir for offline use."""
-    if getattr(args, "publish", False) or getattr(args, "pull", False):
+    if getattr(args, "keep", None) is not None and not getattr(args, "prune", False):
+        return _fail("--keep N goes with --prune")
+    if any(getattr(args, flag, False) for flag in ("publish", "pull", "prune")):
         return _index_shared(settings, args)
     engine = TriageEngine(settings)
     try:
@@ -164,24 +166,21 @@ def index(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _index_shared(settings: Settings, args: argparse.Namespace) -> int:
-    """`triage index --publish | --pull`: the shared index on object storage."""
+    """`triage index --publish | --pull | --prune`: the shared index on object storage."""
     from store.index import MemoryIndex
-    from store.pulled import pull
     from store.shared import publish
 
     store = settings.shared_store()
     if store is None:
-        return _fail("--publish and --pull need TRIAGE_INDEX_URI (e.g. s3://bucket/prefix) and "
-                     "the AWS variables for the store (see README)")
-    if args.publish and args.pull:
-        return _fail("give --publish or --pull, not both")
+        return _fail("--publish, --pull and --prune need TRIAGE_INDEX_URI (e.g. "
+                     "s3://bucket/prefix) and the AWS variables for the store (see README)")
+    publishing, pulling = getattr(args, "publish", False), getattr(args, "pull", False)
+    pruning, keep = getattr(args, "prune", False), getattr(args, "keep", None)
+    if pulling and (publishing or pruning):
+        return _fail("give --pull alone (--publish and --prune change the store)")
+    if not publishing:
+        return _prune(store, keep) if pruning else _pull(store, settings)
     try:
-        if args.pull:
-            pulled = pull(store, settings.data_dir)
-            print(f"pulled {pulled.version.describe()} from {store.describe()} → "
-                  f"{settings.data_dir}; the console uses it when the store is out of reach "
-                  "(or with TRIAGE_OFFLINE=1)")
-            return EXIT_OK
         memory = read_memory(settings.incidents_path)
         engine = TriageEngine(settings)
         builder = MemoryIndex(settings.data_dir, engine.embedder(),
@@ -197,6 +196,32 @@ def _index_shared(settings: Settings, args: argparse.Namespace) -> int:
         print(f"published {result.published.describe()} to {store.describe()}, built from "
               f"{settings.incidents_path} (content {memory.source_hash[:12]}, written "
               f"{result.published.source_time})")
+    return _prune(store, keep) if pruning else EXIT_OK
+
+
+def _pull(store: Any, settings: Settings) -> int:
+    from store.pulled import pull
+
+    try:
+        pulled = pull(store, settings.data_dir)
+    except TriageError as exc:
+        return report_error(exc)
+    print(f"pulled {pulled.version.describe()} from {store.describe()} → {settings.data_dir}; "
+          "the console uses it when the store is out of reach (or with TRIAGE_OFFLINE=1)")
+    return EXIT_OK
+
+
+def _prune(store: Any, keep: int | None) -> int:
+    from store.shared import DEFAULT_KEEP, prune
+
+    try:
+        result = prune(store, keep or DEFAULT_KEEP)
+    except TriageError as exc:
+        return report_error(exc)
+    labels = ", ".join(v.label for v in result.removed) or "none"
+    print(f"pruned {len(result.removed)} old version(s) of {store.describe()}: {labels}; kept "
+          f"{', '.join(v.label for v in result.kept) or 'none'}"
+          + (f"; {result.gone} pruned earlier" if result.gone else ""))
     return EXIT_OK
 
 

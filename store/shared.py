@@ -20,6 +20,10 @@ a publish that lost a race to newer content never becomes current by finishing l
 commit time, ``git log -1 --format=%cI``), else the newest modification time of the incidents
 files. A publish older than the current version is refused as stale unless ``--force``
 (which then records the current version's time, so it becomes current).
+
+Old versions are removed by ``triage index --prune [--keep N]`` (:func:`prune`): the data of
+all but the N most recently published and the current one is deleted; every manifest entry
+stays, so version numbers never shift and a pruned version is still named in the history.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -48,10 +53,6 @@ from store.index import (
 )
 from store.loader import LoadedMemory, content_hash
 from store.models import Incident
-
-if TYPE_CHECKING:
-
-    pass
 
 T = TypeVar("T")
 ENTRIES = "entries"  # the manifest: one small table per published version
@@ -393,3 +394,52 @@ def _hash_table(incidents: list[Incident]) -> Any:
 
     return pa.table({"incident_id": [i.id for i in incidents],
                      "sha256": [record_hash(i) for i in incidents]})
+
+
+DEFAULT_KEEP = 5  # `triage index --prune`: the versions kept besides the current one
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    removed: list[Published]  # versions whose data this prune deleted
+    kept: list[Published]  # versions whose data stays (the current one among them)
+    gone: int  # versions pruned before (their entries remain; numbers never shift)
+
+
+def prune(store: Store, keep: int = DEFAULT_KEEP) -> PruneResult:
+    """Delete the data (``v/<publish id>/``) of every version but the ``keep`` most recently
+    published and the current one. Entries are kept: numbering and the history stay whole.
+
+    A console that loaded a version before it was pruned finds its tables gone at its next
+    search and falls back (pulled copy or local index, with a notice) — so keep more versions
+    than publishes happen during an on-call shift. A publish in progress is never touched: it
+    has no entry yet, and only versions named by an entry are pruned."""
+    if keep < 1:
+        raise ValueError(f"keep={keep}: at least 1 version is kept")
+    published = read_manifest(store)
+    now = current(published)
+    newest = {p.publish_id for p in sorted(published, key=lambda p: p.number)[-keep:]}
+    if now is not None:
+        newest.add(now.publish_id)
+    removed: list[Published] = []
+    kept: list[Published] = []
+    gone = 0
+    for version in published:
+        try:
+            db = connect(store, version.prefix)
+            tables = _guarded(store, partial(_table_names, db))
+            if not tables:
+                gone += 1
+            elif version.publish_id in newest:
+                kept.append(version)
+            else:
+                for name in tables:
+                    db.drop_table(name)
+                removed.append(version)
+        except LANCE_ERRORS as exc:
+            raise _unavailable(store, exc, "written") from exc
+    return PruneResult(removed, kept, gone)
+
+
+def _table_names(db: Any) -> list[str]:
+    return list(db.list_tables().tables)

@@ -134,3 +134,62 @@ def test_publish_without_a_uri_is_bad_input(capsys: pytest.CaptureFixture[str],
     monkeypatch.delenv("TRIAGE_INDEX_URI", raising=False)
     code, _, err = run(capsys, "index", "--publish")
     assert code == 2 and "TRIAGE_INDEX_URI" in err
+
+
+def _keys(prefix: str) -> set[str]:
+    """The object keys under ``prefix`` in the shared index's bucket (S3 ListObjectsV2)."""
+    import os
+    import re
+    import urllib.request
+
+    bucket, root = os.environ["TRIAGE_INDEX_URI"].removeprefix("s3://").split("/", 1)
+    url = f"{os.environ['AWS_ENDPOINT_URL']}/{bucket}?list-type=2&max-keys=1000&prefix={root}/"
+    with urllib.request.urlopen(url + prefix, timeout=5) as response:
+        listing = response.read().decode()
+    return set(re.findall(r"<Key>([^<]+)</Key>", listing))
+
+
+def _dirs(keys: set[str], level: str) -> set[str]:
+    return {k.split(f"/{level}/", 1)[1].split("/", 1)[0] for k in keys if f"/{level}/" in k}
+
+
+def test_prune_deletes_old_versions_keeps_their_numbers_and_the_current_one(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        s3_env: dict[str, str], tmp_path: Path) -> None:
+    monkeypatch.setenv("TRIAGE_EMBED_MODEL", "none")  # (lexical: the embedder is not the point)
+    use_data_dir(monkeypatch, tmp_path / "ci")
+    incidents = tmp_path / "incidents.yaml"
+    text = BUNDLED_INCIDENTS.read_text(encoding="utf-8")
+    monkeypatch.setenv("TRIAGE_INCIDENTS", str(incidents))
+    for n, day in enumerate(("01", "02", "03")):
+        incidents.write_text(text.replace("Inventory feed lag", f"Inventory feed lag {n}"),
+                             encoding="utf-8")
+        code, out, err = run(capsys, "index", "--publish", "--source-time",
+                             f"2026-06-{day}T00:00:00+00:00")
+        assert code == 0 and f"published shared v{n + 1}" in out, err
+    assert len(_dirs(_keys("v/"), "v")) == 3
+
+    code, out, err = run(capsys, "index", "--prune", "--keep", "1")
+    assert code == 0, err
+    assert "pruned 2 old version(s)" in out and ": v1, v2; kept v3" in out
+    assert len(_dirs(_keys("v/"), "v")) == 1  # the data of v1 and v2 is gone from the bucket
+    assert len(_dirs(_keys("entries/"), "entries")) == 3  # the history is whole
+
+    use_data_dir(monkeypatch, tmp_path / "laptop")  # a reader still gets the current one
+    code, out, err = run(capsys, "brief", "--json", ALERT)
+    assert code == 0 and ids(out), err
+    code, out, _ = run(capsys, "index", "--publish", "--source-time", "2026-06-04T00:00:00Z")
+    assert code == 0 and "already published as shared v3" in out  # numbering never shifts
+    code, out, _ = run(capsys, "index", "--prune")
+    assert code == 0 and "pruned 0 old version(s)" in out and "kept v3; 2 pruned earlier" in out
+
+
+def test_prune_options_that_make_no_sense_are_refused(capsys: pytest.CaptureFixture[str],
+                                                      s3_env: dict[str, str]) -> None:
+    code, _, err = run(capsys, "index", "--keep", "2")
+    assert code == 2 and "--keep N goes with --prune" in err
+    code, _, err = run(capsys, "index", "--pull", "--prune")
+    assert code == 2 and "give --pull alone" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["index", "--prune", "--keep", "0"])
+    assert exited.value.code == 2 and "not a whole number of versions ≥ 1" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from store.shared import (
     SharedUnavailable,
     connect,
     current,
+    prune,
     publish,
     read_manifest,
 )
@@ -262,6 +263,28 @@ def test_store_down_mid_session(tmp_path: Path, fallback: str) -> None:
         assert again.search is not None and any("stopped answering" in n
                                                 for n in again.search.notices)
     assert time.monotonic() - started < 10
+
+
+def test_a_console_on_a_version_pruned_under_it_falls_back_and_says_so(
+        s3_env: dict[str, str], tmp_path: Path) -> None:
+    incidents = incidents_copy(tmp_path)
+    ci = settings(s3_env, tmp_path / "ci", incidents)
+    publish_from(ci, when=OLD)
+    laptop_dir = tmp_path / "laptop"
+    TriageEngine(settings({}, laptop_dir, incidents)).load()  # a local build exists
+    engine = TriageEngine(settings(s3_env, laptop_dir, incidents))
+    assert engine.load().shared == "shared v1"
+    expected = recalled(engine, ALERTS[0])
+    edit(incidents, lambda items: items[0].update(title=items[0]["title"] + " (edited)"))
+    publish_from(ci, when=NEW)
+    result = prune(ci.shared_store(), keep=1)
+    assert [v.label for v in result.removed] == ["v1"] and [v.label for v in result.kept] == ["v2"]
+
+    briefing = engine.brief(parse_alert(ALERTS[0]))  # v1's tables are gone from the bucket
+    assert briefing.search is not None
+    assert any("stopped answering" in n and "built on this laptop" in n
+               for n in briefing.search.notices)
+    assert [r.incident_id for r in briefing.recalled][:1] == [expected[0][0]]
 
 
 def test_wrong_embedder_is_reported_with_what_to_run(s3_env: dict[str, str],

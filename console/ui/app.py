@@ -13,11 +13,9 @@ any other, cancelling the running one.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ from textual.worker import Worker, WorkerState
 from console.engine.audit import AuditLog
 from console.ui.keys import Key
 from console.ui.screens.main import MainScreen
+from console.ui.verifying import PROBE_SLOTS, VerificationMixin, Verifying
 
 # First paint (bench/first_paint.py) needs only the main screen: the engine, its pipeline and
 # the messages the workers post are imported where they are first used, after that paint.
@@ -42,10 +41,8 @@ if TYPE_CHECKING:
     from console.engine.engine import MemoryStatus, TriageEngine
     from console.engine.gameday import Timeline
     from console.engine.pipeline import Routed
-    from console.engine.probes import ProbeRun
     from console.engine.request import BriefingRequest
     from console.engine.tripwire import Tripwire, TripwireHit
-    from console.engine.verification import Declared, Plan
     from console.ui.messages import (
         BriefingFailed,
         BriefingReady,
@@ -54,35 +51,9 @@ if TYPE_CHECKING:
         MemoryFailed,
         MemoryLoaded,
         ModelState,
-        ProbeFinished,
         RecallReady,
-        VerificationAssisted,
-        VerificationConcluded,
-        VerificationFailed,
     )
     from store.models import Action
-
-# Declared probes running at once, whoever confirmed them (issue 10: at most 6).
-PROBE_SLOTS = 6
-
-
-@dataclass
-class Verifying:
-    """The verification on screen: the briefing it audits (and what that was built from), its
-    plan, the engineer's answers, the probes run or running. ``seq`` counts answer rounds: a
-    conclusion of an older round arriving late is dropped."""
-
-    id: int
-    routed: Routed
-    plan: Plan | None = None
-    result: dict[str, Any] | None = None
-    answers: dict[str, str] = field(default_factory=dict)
-    runs: dict[str, ProbeRun] = field(default_factory=dict)
-    running: set[str] = field(default_factory=set)
-    seq: int = 0
-    # The model (if configured) is still phrasing the questions: shown as a note meanwhile.
-    assisting: bool = False
-
 
 def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
     """A palette command for every key binding of ``screen`` that has an id and a tooltip,
@@ -103,7 +74,7 @@ def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
                             partial(screen.run_action, binding.action))
 
 
-class TriageApp(App[None]):
+class TriageApp(VerificationMixin, App[None]):
     """Incident triage console."""
 
     TITLE = "triage"
@@ -247,81 +218,6 @@ class TriageApp(App[None]):
             self.post_message(BriefingFailed("", request.id))
             return
         self.post_message(BriefingReady(routed.briefing, request.id, routed))
-
-    @work(thread=True, group="verify", exit_on_error=False)
-    def verify_plan(self, verification_id: int, routed: Routed) -> None:
-        """Plan a verification (memory probes, re-recall) and conclude it with no answers."""
-        from console.engine.probes import ProbeFileError, load_probes, probes_path
-        from console.engine.verification import alert_service, plan
-        from console.ui.messages import VerificationFailed
-
-        try:
-            probes = load_probes(probes_path(self.settings.incidents_path))
-        except ProbeFileError as exc:
-            self.post_message(VerificationFailed(exc.render(), verification_id))
-            return
-        service = alert_service(routed.alert, self.engine.known_services())
-        try:
-            made = plan(routed.briefing, routed.recall, service=service,
-                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes)
-        except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
-            self.post_message(VerificationFailed(f"verification failed: {type(exc).__name__}: "
-                                                 f"{str(exc)[:200]}", verification_id))
-            return
-        # The memory's results are shown first; a model (if any) may take up to its timeout
-        # to phrase the questions and pick probes, and changes no result when it answers.
-        client = self.engine.model_client() if made.ctx.lead is not None else None
-        concluded = self._conclude(verification_id, 0, made, {}, {}, routed,
-                                   assisting=client is not None)
-        if client is None or not concluded:
-            return
-        from console.engine.verification import assisted
-        from console.ui.messages import VerificationAssisted
-
-        try:
-            helped = assisted(made, client, probes, routed.recall, service)
-        except Exception as exc:  # noqa: BLE001 — the model's part is optional: say so, go on
-            helped = dataclasses.replace(made, model_log=[
-                f"the model's part failed: {type(exc).__name__}: {str(exc)[:200]}"])
-        self.post_message(VerificationAssisted(helped, verification_id))
-
-    @work(thread=True, group="verify", exit_on_error=False)
-    def verify_conclude(self, verification_id: int, seq: int, made: Plan,
-                        answers: dict[str, str], runs: dict[str, ProbeRun],
-                        routed: Routed) -> None:
-        # The plan is the App's: the worker concludes on its own copy and posts that back.
-        self._conclude(verification_id, seq, dataclasses.replace(
-            made, answered=list(made.answered)), answers, runs, routed)
-
-    def _conclude(self, verification_id: int, seq: int, made: Plan, answers: dict[str, str],
-                  runs: dict[str, ProbeRun], routed: Routed, *,
-                  assisting: bool = False) -> bool:
-        """(On a worker thread.) Synthesis and the artifact; posts the result or the failure
-        and says whether it concluded."""
-        from console.engine.verification import conclude, escalate_late, write_artifact
-        from console.ui.messages import VerificationConcluded, VerificationFailed
-
-        try:
-            escalate_late(made, answers, runs, partial(self.engine.rerecall, routed.alert.text))
-            result = write_artifact(conclude(made, answers, runs), routed.briefing,
-                                    routed.recall, self.settings.data_dir)
-        except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
-            result = {"status": "failed",
-                      "error": f"verification failed: {type(exc).__name__}: {str(exc)[:200]}"}
-        if result["status"] == "failed":
-            self.post_message(VerificationFailed(result["error"], verification_id))
-            return False
-        self.post_message(VerificationConcluded(made, result, verification_id, seq, assisting))
-        return True
-
-    @work(thread=True, group="verify-probe", exit_on_error=False)
-    def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
-        from console.engine.probes import run_probe
-        from console.ui.messages import ProbeFinished
-
-        with self._probe_slots:
-            run = run_probe(declared.probe, declared.argv, confirmed=True)
-        self.post_message(ProbeFinished(question_id, run, verification_id))
 
     # --- what screens and keys ask of the App ------------------------------------------------
 
@@ -470,119 +366,6 @@ class TriageApp(App[None]):
             self.batch_group = self.batch_shown
             if message.reason and self.main_screen is not None:
                 self.main_screen.show_failure(message.reason)
-
-    # --- verification: the App owns it; the panel renders it ---------------------------------
-
-    def verify_briefing(self) -> None:
-        """F6: open the verification of the briefing on screen beside it (or close it)."""
-        main = self.main_screen
-        if main is None:
-            return
-        if main.verification_open:
-            main.close_verification()
-            return
-        if self.shown is None or self.request is not None:
-            self.notify("Nothing to verify yet: brief an alert (Enter in the alert box) and wait "
-                        "for its briefing, then press F6.", title="Verify", timeout=5)
-            return
-        current = self.verifying
-        if current is not None and current.routed is self.shown and current.result is not None:
-            main.open_verification()
-            self._show_verification(current)
-            return
-        self._last_verification_id += 1
-        self.verifying = Verifying(self._last_verification_id, self.shown)
-        main.open_verification("Auditing the briefing: memory probes and, if the direction "
-                               "looks wrong, an independent re-recall…")
-        self.verify_plan(self.verifying.id, self.shown)
-
-    def _current_verification(self, verification_id: int, what: str) -> Verifying | None:
-        current = self.verifying
-        if current is not None and current.id == verification_id:
-            return current
-        self.audit.append({"event": "stale_result_dropped", "what": what,
-                           "verification": verification_id,
-                           "current": current.id if current else None})
-        return None
-
-    def _show_verification(self, current: Verifying) -> None:
-        if self.main_screen is None or current.result is None:
-            return
-        value = current.routed.briefing.confidence.value
-        notes = [f"confidence {value} ≥ 85: verification was not needed — run on request"
-                 if value >= 85 else "",
-                 f"the model is phrasing the questions (up to {self.settings.model_timeout:g} s)"
-                 " — these results are the memory's; its answer changes none of them"
-                 if current.assisting else ""]
-        note = "\n".join(n for n in notes if n)
-        self.main_screen.show_verification(
-            current.result, dict.fromkeys(current.running, "running"), note)
-
-    def answer_question(self, question_id: str, answer: str) -> None:
-        current = self.verifying
-        if current is None or current.plan is None:
-            return
-        current.answers[question_id] = answer
-        self._reconclude(current)
-
-    def confirm_probe(self, question_id: str) -> None:
-        """The engineer saw the argv and pressed c: run that probe, once."""
-        current = self.verifying
-        if current is None or current.plan is None or question_id in current.running \
-                or question_id in current.runs:
-            return
-        declared = next((d for d in current.plan.declared if d.question.id == question_id), None)
-        if declared is None:
-            return
-        current.running.add(question_id)
-        self._show_verification(current)
-        self.verify_probe(current.id, question_id, declared)
-
-    def _reconclude(self, current: Verifying) -> None:
-        assert current.plan is not None
-        current.seq += 1
-        self.verify_conclude(current.id, current.seq, current.plan, dict(current.answers),
-                             dict(current.runs), current.routed)
-
-    def on_verification_concluded(self, message: VerificationConcluded) -> None:
-        current = self._current_verification(message.verification_id, "verification")
-        if current is None or message.seq != current.seq:
-            return
-        current.plan, current.result = message.plan, message.result
-        if message.seq == 0:
-            current.assisting = message.assisting
-        if self.timeline is not None:
-            self.timeline.verification(message.result)
-        self._show_verification(current)
-
-    def on_verification_assisted(self, message: VerificationAssisted) -> None:
-        current = self._current_verification(message.verification_id, "model assist")
-        if current is None or current.plan is None:
-            return
-        current.assisting = False
-        helped = message.assisted
-        have = {d.question.id for d in current.plan.declared}
-        current.plan = dataclasses.replace(
-            current.plan, phrased=dict(helped.phrased), model_log=list(helped.model_log),
-            declared=[*current.plan.declared,
-                      *(d for d in helped.declared if d.question.id not in have)])
-        self._reconclude(current)
-
-    def on_verification_failed(self, message: VerificationFailed) -> None:
-        current = self._current_verification(message.verification_id, "verification failure")
-        if current is None:
-            return
-        self.verifying = None  # F6 twice runs it again from the start
-        if self.main_screen is not None:
-            self.main_screen.verification_failed(message.reason)
-
-    def on_probe_finished(self, message: ProbeFinished) -> None:
-        current = self._current_verification(message.verification_id, "probe")
-        if current is None:
-            return
-        current.running.discard(message.question_id)
-        current.runs[message.question_id] = message.run
-        self._reconclude(current)
 
     # --- the tripwire: "about to do…" ---------------------------------------------------------
 

@@ -14,12 +14,18 @@ from typing import Any
 
 import pytest
 
-from store.loader import load_incidents
+from store.loader import IncidentFileError, Problem, load_incidents
 from store.writer import SaveFailed, file_sha256, lock_path, save_incident, save_lock
 from tests.store.test_writer import ODD_FILE, new_incident
 
 FAULTS = [(errno.ENOSPC, "No space left on device"), (errno.EROFS, "Read-only file system"),
           (errno.EACCES, "Permission denied"), (errno.EDQUOT, "Disk quota exceeded")]
+# What the engineer is told to do, naming the incidents file's directory (and the setting).
+HINTS = {errno.ENOSPC: "free some space on the disk holding {where}",
+         errno.EROFS: "{where} is on a read-only file system: remount it read-write or point "
+                      "TRIAGE_INCIDENTS at a writable place",
+         errno.EACCES: "make {where} writable for this user",
+         errno.EDQUOT: "free some space (or raise the quota) for {where}"}
 
 
 @pytest.fixture
@@ -55,9 +61,15 @@ def test_a_refused_write_saves_nothing_names_the_fault_and_leaves_no_temp_file(
     with pytest.raises(SaveFailed) as failed:
         save_incident(odd_file, new_incident(), file_sha256(odd_file))
     monkeypatch.undo()
-    assert failed.value.title.startswith(f"nothing was saved: {words} ")
-    assert failed.value.title.endswith(str(odd_file))
+    doing = "creating a temporary file beside" if call == "open" else "writing"
+    assert failed.value.title == f"nothing was saved: {words} {doing} {odd_file}"
     assert failed.value.lines == [f"{odd_file} is unchanged; no temporary file was left behind"]
+    what_to_do = HINTS[number].format(where=odd_file.parent)
+    assert failed.value.hint == f"{what_to_do}, then save again."
+    # (the postmortem form shows these as its refusal)
+    assert failed.value.reasons == [f"{words} {doing} {odd_file} — {odd_file} is unchanged; "
+                                    f"{what_to_do}, then save again"]
+    assert failed.value.file == odd_file and failed.value.reason == words
     assert failed.value.exit_code == 1
     assert odd_file.read_bytes() == before
     assert others(odd_file.parent, odd_file) == []
@@ -87,3 +99,49 @@ def test_a_lock_file_that_cannot_be_created_saves_nothing(odd_file: Path) -> Non
     assert failed.value.title.startswith("nothing was saved: Is a directory creating the lock "
                                          f"file for {odd_file}")
     assert odd_file.read_text(encoding="utf-8") == ODD_FILE
+
+
+def test_a_temporary_file_that_cannot_be_removed_is_named(
+        odd_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = odd_file.read_bytes()
+    monkeypatch.setattr(os, "replace", failing(os.replace, errno.ENOSPC))
+    monkeypatch.setattr(os, "unlink", failing(os.unlink, errno.EACCES))
+    with pytest.raises(SaveFailed) as failed:
+        save_incident(odd_file, new_incident(), file_sha256(odd_file))
+    monkeypatch.undo()
+    (left,) = others(odd_file.parent, odd_file)
+    assert left.startswith(".incidents.yaml.") and left.endswith(".tmp")
+    assert failed.value.lines == [f"{odd_file} is unchanged; a temporary file could not be "
+                                  f"removed: {odd_file.parent / left}"]
+    assert odd_file.read_bytes() == before
+
+
+def test_an_incidents_path_that_cannot_be_read_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    import socket
+
+    special = tmp_path / "incidents.yaml"  # a socket: it exists, open() refuses it (ENXIO)
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(special))
+        with pytest.raises(IncidentFileError) as raised:
+            file_sha256(special)
+    assert raised.value.problems == [Problem(str(special), None, "",
+                                             "cannot read: No such device or address")]
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(loop)
+    with pytest.raises(IncidentFileError) as raised:
+        file_sha256(loop)
+    assert [p.message for p in raised.value.problems] == [
+        "cannot be opened: Too many levels of symbolic links — point TRIAGE_INCIDENTS at the "
+        "incidents file or directory itself"]
+
+
+def test_the_lock_of_a_file_is_beside_it_and_of_a_directory_inside_it(tmp_path: Path) -> None:
+    # Every writer (console, `triage add`) must name the same lock file for the same target.
+    folder = tmp_path / "incidents"
+    folder.mkdir()
+    file = folder / "payments.yaml"
+    assert lock_path(file) == folder / ".payments.yaml.lock"
+    assert lock_path(folder) == folder / ".triage.lock"
+    with save_lock(folder):
+        assert (folder / ".triage.lock").is_file()
+

@@ -37,12 +37,8 @@ from console.engine.alert import Alert
 from console.engine.audit import AuditLog
 from console.engine.briefing import Briefing
 from console.engine.model_client import ModelClient
-from console.engine.probes import (
-    DeclaredProbe,
-    ProbeRun,
-    render_argv,
-    run_all,
-)
+from console.engine.probe_run import ProbeRun, run_all
+from console.engine.probes import DeclaredProbe, render_argv
 from console.engine.probes import question_text as probe_question_text
 from console.engine.verify import (
     Answered,

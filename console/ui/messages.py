@@ -14,7 +14,7 @@ from store.errors import TriageError
 
 if TYPE_CHECKING:
     from console.engine.pipeline import Routed
-    from console.engine.probes import ProbeRun
+    from console.engine.probe_run import ProbeRun
     from console.engine.verification import Plan
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from console.engine.engine import TriageEngine
     from console.engine.gameday import Timeline
     from console.engine.pipeline import Routed
-    from console.engine.probes import ProbeRun
+    from console.engine.probe_run import ProbeRun
     from console.engine.request import BriefingRequest
     from console.engine.verification import Declared, Plan
     from console.ui.messages import (
@@ -155,7 +155,7 @@ class VerificationMixin:
 
     @work(thread=True, group="verify-probe", exit_on_error=False)
     def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
-        from console.engine.probes import run_probe
+        from console.engine.probe_run import run_probe
         from console.ui.messages import ProbeFinished
 
         with self._probe_slots:

@@ -19,24 +19,26 @@ import pytest
 from pydantic import ValidationError
 
 from console.engine import probes as probes_module
-from console.engine.probes import (
+from console.engine.probe_run import (
     EMPTY_NOT_PROOF,
     MAX_CONCURRENT,
     OUTPUT_CAP,
+    ProbeNotConfirmed,
+    ProbeRun,
+    run_all,
+    run_probe,
+)
+from console.engine.probes import (
     DeclaredProbe,
     ProbeFileError,
-    ProbeNotConfirmed,
     ProbeParamError,
     ProbeRefused,
-    ProbeRun,
     check_params,
     load_probes,
     pick_from_model,
     probes_path,
     question_text,
     render_argv,
-    run_all,
-    run_probe,
 )
 from console.engine.verify import Category as VerifyCategory
 from store.errors import TriageError

@@ -13,7 +13,8 @@ import pytest
 
 from console.engine.alert import parse_alert
 from console.engine.engine import TriageEngine
-from console.engine.probes import DeclaredProbe, ProbeRun
+from console.engine.probe_run import ProbeRun
+from console.engine.probes import DeclaredProbe
 from console.engine.verification import (
     NEEDS_CONFIRMATION,
     VerificationArtifact,

@@ -139,9 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         TriageApp(settings).run()
         return EXIT_OK
     from console import cli
+    from console.cli_doctor import doctor
 
     handler = {"brief": cli.brief, "index": cli.index, "check": cli.check,
-               "doctor": cli.doctor, "add": cli.add, "eval": cli.evaluate,
+               "doctor": doctor, "add": cli.add, "eval": cli.evaluate,
                "drill": cli.drill}
     from store.errors import TriageError
 

@@ -72,7 +72,6 @@ class SaveFailed(TriageError):
                  temp_left: str | None = None) -> None:
         self.file = file
         self.reason = fault_name(error)
-        self.error = error
         left = (f"a temporary file could not be removed: {temp_left}" if temp_left
                 else "no temporary file was left behind")
         super().__init__(f"nothing was saved: {self.reason} {doing} {file}",

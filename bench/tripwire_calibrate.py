@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from console.engine import tripwire  # noqa: E402
-from console.engine.deterministic import _overlap  # noqa: E402
+from console.engine.fixes import overlap  # noqa: E402
 from console.engine.tripwire import TripwireCandidate  # noqa: E402
 from store.loader import load_incidents  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402
@@ -159,7 +159,7 @@ def main() -> None:
         words = set(terms(intent))
         if len(words) < tripwire.MIN_INTENT_TERMS:
             return []
-        return [(i, float(cosines[i]), _overlap(words, cand_terms[i])) for i in pair.candidates]
+        return [(i, float(cosines[i]), overlap(words, cand_terms[i])) for i in pair.candidates]
 
     cached = {id(p): components(p) for p in pairs}
 

@@ -28,6 +28,11 @@ class Calibration(BaseModel):
     max_incidents: int = 8
     min_shared_terms: int = Field(default=2,
                                   description="lexical only: fewer shared terms is a coincidence")
+    # Applicability (console/engine/applicability.py): ``fused + margin_weight·margin``, where
+    # margin is the lead over the best other candidate that is not a known recurrence of it;
+    # ``strong`` is where an incident counts as the same failure (fitted for PROVEN precision).
+    margin_weight: float = 0.5
+    strong: float = 0.9
     fitted_on: str = ""
 
     def fuse(self, cosine: float | None, bm25: float | None, coverage: float) -> float:

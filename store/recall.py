@@ -55,6 +55,8 @@ class RecalledIncident:
     cosine: float | None = None
     bm25: float | None = None
     coverage: float = 0.0
+    related: tuple[str, ...] = ()
+    started_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,9 @@ class Recall:
     notices: tuple[str, ...] = field(default_factory=tuple)
     ranked: tuple[Ranked, ...] = field(default_factory=tuple)
     gate: str = ""
+    # The calibration's applicability parameters, so the verdict reads them with the recall.
+    margin_weight: float = 0.5
+    strong: float = 0.9
 
     @property
     def actions(self) -> list[RecalledAction]:
@@ -175,7 +180,8 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
     mode = "hybrid" if vector is not None else "lexical"
     return Recall(redaction.text, redaction.found, tuple(query_terms), mode, calibration.floor,
                   incidents, round(best_rejected, 3), tuple(notices), tuple(ranked),
-                  _gate_reason(ranked, kept, calibration))
+                  _gate_reason(ranked, kept, calibration), calibration.margin_weight,
+                  calibration.strong)
 
 
 def _gate_reason(ranked: list[Ranked], kept: list[Ranked], calibration: Calibration) -> str:
@@ -210,7 +216,9 @@ def _recalled(candidate: Candidate, ranked: Ranked) -> RecalledIncident:
     return RecalledIncident(incident.id, incident.service, incident.title or "", score, actions,
                             symptoms=incident.symptoms, document=incident_document(incident),
                             cosine=_round(ranked.cosine), bm25=_round(ranked.bm25),
-                            coverage=round(ranked.coverage, 3))
+                            coverage=round(ranked.coverage, 3), related=tuple(incident.related),
+                            started_at=(incident.started_at.isoformat()
+                                        if incident.started_at else ""))
 
 
 def _round(value: float | None) -> float | None:

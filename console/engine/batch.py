@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.engine.alert import PayloadGroup
-from console.engine.briefing import AlertGroup, State
+from console.engine.briefing import AlertGroup, Match, State
 from console.engine.deterministic import shown_score
 from store.recall import Recall
 
@@ -26,6 +26,7 @@ class GroupRecall:
     group: PayloadGroup
     recall: Recall
     state: State
+    match: Match | None = None
 
     @property
     def top_incident_id(self) -> str | None:
@@ -53,5 +54,5 @@ def batch_entries(groups: list[GroupRecall], chosen: int | None,
                        state=chosen_state if i == chosen else g.state,
                        top_incident_id=g.top_incident_id,
                        score=None if g.score is None else shown_score(g.score),
-                       selected=i == chosen)
+                       selected=i == chosen, match=g.match)
             for i, g in enumerate(groups)]

@@ -10,6 +10,9 @@ from store.models import ActionOutcome
 from store.text import CleanStr
 
 State = Literal["proven", "unproven", "no_prior_incident"]
+# How a recalled incident applies to this alert (console/engine/applicability.py): the same
+# failure (strong), the same failure mode on another service (elsewhere), or only recalled.
+Match = Literal["strong", "elsewhere", "weak"]
 
 
 class RecalledRecord(BaseModel):
@@ -34,6 +37,8 @@ class RecalledRecord(BaseModel):
     kind: CleanStr = ""
     confirmed: bool = True
     quarantined: bool = False
+    match: Match = "weak"
+    applicability: float = 0.0
 
 
 class Evidence(BaseModel):
@@ -52,6 +57,13 @@ class Recommendation(BaseModel):
     tried: int = 0
     failed_elsewhere: list[Evidence] = Field(default_factory=list)
     model_note: CleanStr = ""
+    # The strongest match class among the incidents this fix resolved or mitigated, and the
+    # services of the incidents it RESOLVED (where it is proven).
+    applies: Match = "weak"
+    proven_on: list[CleanStr] = Field(default_factory=list)
+    # Where the same fix made no difference or made things worse, in strong incidents (these
+    # lower the count that sets the tier) and elsewhere (shown beside it, not counted).
+    failed_strong: list[Evidence] = Field(default_factory=list)
 
 
 class Step(BaseModel):
@@ -70,6 +82,7 @@ class BriefingWarning(BaseModel):
     incident_id: str
     action_id: str
     explanation: CleanStr = ""
+    match: Match | None = None
 
 
 class Confidence(BaseModel):
@@ -85,6 +98,28 @@ class Confidence(BaseModel):
     explanation: CleanStr
     derivation: CleanStr = ""
     cited: list[CleanStr] = Field(default_factory=list)
+    # Strong incidents where the lead fix made no difference or made things worse (each lowers
+    # the count that sets the tier by one), and incidents on other services it resolved.
+    failed_strong: int = 0
+    proven_elsewhere: int = 0
+
+
+class TriedWithoutEffect(BaseModel):
+    """A NO_EFFECT action of a strong incident: what was tried and did not help, with why."""
+
+    text: CleanStr
+    incident_id: str
+    action_id: str
+    explanation: CleanStr = ""
+
+
+class RunnerUp(BaseModel):
+    """The next fix when its incident matched nearly as well as the lead's: check both."""
+
+    action: CleanStr
+    incident_id: str
+    action_id: str
+    applies: Match
 
 
 class GuardEntry(BaseModel):
@@ -133,6 +168,7 @@ class AlertGroup(BaseModel):
     top_incident_id: str | None = None
     score: float | None = None
     selected: bool = False
+    match: Match | None = None
 
 
 class Briefing(BaseModel):
@@ -154,3 +190,9 @@ class Briefing(BaseModel):
     step_citations: list[Step] = Field(default_factory=list)
     coverage: list[SourceUse] = Field(default_factory=list)
     batch: list[AlertGroup] = Field(default_factory=list)
+    tried_without_effect: list[TriedWithoutEffect] = Field(default_factory=list)
+    runner_up: RunnerUp | None = None
+    # The alert's service as the verdict read it, and the model's explicit demotion (its
+    # reading that none of the recalled fixes applies), shown as the model's words.
+    alert_service: CleanStr | None = None
+    model_reading: CleanStr = ""

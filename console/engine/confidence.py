@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -83,3 +83,72 @@ def _sentence(proven: int, cited: int, failed_ids: list[str]) -> str:
         sentence += (f"; it failed (no effect or worse) in {len(failed_ids)} of them: "
                      f"{', '.join(failed_ids)}")
     return sentence
+
+
+# A fix proven only on other services reads below tier 1's floor: never like a fix proven here.
+ELSEWHERE_FLOOR, ELSEWHERE_CAP = 35, 50
+
+
+def verdict_confidence(model_claim: object, resolved_strong: Sequence[str],
+                       failed_strong: Sequence[str], resolved_elsewhere: Sequence[str],
+                       claim_given: bool = True, nothing: bool = False,
+                       cited: Iterable[str] = (), weak: bool = False) -> Confidence:
+    """The seed's tier rule on the count that applies to this alert: strong incidents the lead
+    fix resolved, less one for each strong incident where the same fix failed. A fix proven
+    only elsewhere is held to 35–50; a weak match to ≤ 30, like no proof at all."""
+    claim = model_claim_value(model_claim)
+    resolved = sorted(set(resolved_strong))
+    failed = sorted(set(failed_strong))
+    elsewhere = sorted(set(resolved_elsewhere))
+    count = len(resolved) - len(failed)
+    tier: Literal["3+", "2", "1", "0"]
+    if resolved and count >= 3:
+        tier, floor, cap = "3+", min(HARD_CAP, 88 + 2 * count), HARD_CAP
+        value = min(HARD_CAP, max(claim, 88 + 2 * count))
+        rule = f"min(98, max(model {claim}, 88+2·{count}={88 + 2 * count}))"
+    elif resolved and count == 2:
+        tier, floor, cap = "2", 75, 89
+        value = min(cap, max(floor, claim))
+        rule = f"clamp(model {claim}, 75, 89)"
+    elif resolved and count == 1:
+        tier, floor, cap = "1", 55, 74
+        value = min(cap, max(floor, claim))
+        rule = f"clamp(model {claim}, 55, 74)"
+    elif elsewhere and not weak:
+        tier, floor, cap = "0", ELSEWHERE_FLOOR, ELSEWHERE_CAP
+        value = min(cap, max(floor, claim))
+        rule = f"proven elsewhere only: clamp(model {claim}, {floor}, {cap})"
+    else:
+        tier, floor, cap = "0", 0, 30
+        value = min(cap, claim)
+        rule = f"min(model {claim}, 30)"
+    derivation = (f"resolved in {len(resolved)} strong incident(s)"
+                  f"{' (' + ', '.join(resolved) + ')' if resolved else ''}")
+    if failed:
+        derivation += f" − {len(failed)} where the same fix failed ({', '.join(failed)})"
+    derivation += f" = {count} → tier {tier}: {rule} = {value}"
+    return Confidence(
+        value=value, model_claim=claim if claim_given else None, proven=len(resolved),
+        failed=len(failed), tier=tier, floor=floor, cap=cap,
+        explanation=_verdict_sentence(resolved, failed, elsewhere, count, nothing, weak),
+        derivation=derivation, cited=sorted(set(cited) | set(resolved) | set(failed)),
+        failed_strong=len(failed), proven_elsewhere=len(elsewhere))
+
+
+def _verdict_sentence(resolved: list[str], failed: list[str], elsewhere: list[str], count: int,
+                      nothing: bool, weak: bool) -> str:
+    if nothing:
+        return "no prior incident matched this alert — nothing to be confident in"
+    if resolved:
+        sentence = (f"{len(resolved)} past incident{'s' if len(resolved) != 1 else ''} of this "
+                    f"failure {'were' if len(resolved) != 1 else 'was'} resolved by this fix")
+        if failed:
+            sentence += (f"; it failed in {len(failed)} ({', '.join(failed)}), so it counts "
+                         f"{count}")
+        return sentence
+    if elsewhere and not weak:
+        return (f"proven on other services only ({', '.join(elsewhere)}): not yet proven for "
+                "this alert")
+    if weak:
+        return "the recalled incidents are only similar: they prove no fix for this alert"
+    return "no recalled incident of this failure was resolved by a recorded action"

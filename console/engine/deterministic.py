@@ -2,88 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
+from console.engine.applicability import Applicability, ServiceRead
 from console.engine.briefing import (
     Attempt,
     Briefing,
-    BriefingWarning,
-    Evidence,
     GuardEntry,
     RecalledRecord,
-    Recommendation,
     SearchInfo,
-    State,
 )
-from console.engine.confidence import Cited, compute_confidence
-from console.engine.worsened import warnings_from
-from store.recall import Recall, RecalledAction
-from store.terms import terms
+from console.engine.fixes import SAME_FIX_OVERLAP, FixGroup, group_fixes, overlap
+from console.engine.verdict import Verdict, verdict
+from store.recall import Recall
 
-# Two recorded actions are "the same fix" when their wording overlaps this much.
-SAME_FIX_OVERLAP = 0.6
-
-
-@dataclass
-class FixGroup:
-    """Recalled actions that are the same fix, across incidents."""
-
-    terms: set[str]
-    members: list[RecalledAction] = field(default_factory=list)
-
-    def best_per_incident(self) -> dict[str, RecalledAction]:
-        best: dict[str, RecalledAction] = {}
-        for member in self.members:
-            current = best.get(member.incident_id)
-            if current is None or member.outcome.rank < current.outcome.rank:
-                best[member.incident_id] = member
-        return best
-
-
-def _overlap(left: set[str], right: set[str]) -> float:
-    return len(left & right) / len(left | right) if left | right else 0.0
-
-
-def group_fixes(actions: list[RecalledAction]) -> list[FixGroup]:
-    """Group recalled actions by what was done, so "resolved 5 of 5" can be counted."""
-    groups: list[FixGroup] = []
-    for action in actions:
-        action_terms = set(terms(action.action))
-        match = next((g for g in groups if _overlap(g.terms, action_terms) >= SAME_FIX_OVERLAP),
-                     None)
-        if match is None:
-            match = FixGroup(action_terms)
-            groups.append(match)
-        match.members.append(action)
-    return groups
-
-
-def recommendations_from(recall: Recall) -> list[tuple[Recommendation, list[Cited]]]:
-    """Fixes that worked in recalled incidents, most incidents resolved first."""
-    scores = {incident.incident_id: incident.score for incident in recall.incidents}
-    ranked: list[tuple[tuple[int, int, float], Recommendation, list[Cited]]] = []
-    for group in group_fixes(recall.actions):
-        best = group.best_per_incident()
-        fixes = [a for a in best.values() if a.outcome.is_fix]
-        if not fixes:
-            continue
-        failed = [a for a in best.values() if a.outcome.is_failure]
-        fixes.sort(key=lambda a: (not a.outcome.is_proof, -scores.get(a.incident_id, 0.0)))
-        resolved = sum(1 for a in fixes if a.outcome.is_proof)
-        recommendation = Recommendation(
-            action=fixes[0].action,
-            evidence=[Evidence(incident_id=a.incident_id, action_id=a.action_id,
-                               outcome=a.outcome) for a in fixes],
-            resolved=resolved, tried=len(best),
-            failed_elsewhere=[Evidence(incident_id=a.incident_id, action_id=a.action_id,
-                                       outcome=a.outcome) for a in failed],
-        )
-        cited = [Cited(a.incident_id, a.outcome) for a in best.values()]
-        key = (resolved, len(fixes) - resolved, max(scores.get(a.incident_id, 0.0) for a in fixes))
-        ranked.append((key, recommendation, cited))
-    ranked.sort(key=lambda item: item[0], reverse=True)
-    return [(recommendation, cited) for _, recommendation, cited in ranked]
-
+NO_SERVICE = ServiceRead()
 
 def shown_score(fused: float) -> float:
     """The relevance a record shows, 0–1: the fused score, capped at 1 (a long alert's BM25
@@ -91,21 +24,25 @@ def shown_score(fused: float) -> float:
     return min(1.0, max(0.0, fused))
 
 
-def recalled_records(recall: Recall) -> list[RecalledRecord]:
-    """The recall as the sidebar and the JSON show it: every action, or the bare incident."""
+def recalled_records(recall: Recall, matches: Mapping[str, Applicability] | None = None,
+                     ) -> list[RecalledRecord]:
+    """The recall as the sidebar and the JSON show it: every action, or the bare incident,
+    each with its incident's match class and applicability (the same for all of its records)."""
     records = []
     for incident in recall.incidents:
+        found = (matches or {}).get(incident.incident_id)
+        judged = ({"match": found.match, "applicability": found.score} if found else {})
         if not incident.actions:
             records.append(RecalledRecord(
                 incident_id=incident.incident_id, action_id=None, service=incident.service,
                 outcome=None, score=shown_score(incident.score), text=incident.document,
-                title=incident.title, cosine=incident.cosine, bm25=incident.bm25))
+                title=incident.title, cosine=incident.cosine, bm25=incident.bm25, **judged))
         records.extend(RecalledRecord(
             incident_id=a.incident_id, action_id=a.action_id, service=a.service,
             outcome=a.outcome, score=shown_score(a.score), text=a.text, title=a.title,
             action=a.action,
             explanation=a.explanation, kind=a.kind, confirmed=a.confirmed,
-            cosine=incident.cosine, bm25=incident.bm25,
+            cosine=incident.cosine, bm25=incident.bm25, **judged,
         ) for a in incident.actions)
     return records
 
@@ -121,38 +58,30 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
                            notices: list[str] | None = None,
                            records: list[RecalledRecord] | None = None,
                            attempts: list[Attempt] | None = None,
-                           guard_log: list[GuardEntry] | None = None) -> Briefing:
-    """The briefing from the recall alone; confidence is that of the lead recommendation.
+                           guard_log: list[GuardEntry] | None = None,
+                           service: ServiceRead = NO_SERVICE,
+                           judged: Verdict | None = None) -> Briefing:
+    """The briefing from the recall alone: the memory's verdict (verdict.py), worded.
 
     ``records`` (the recall as shown, e.g. with quarantine flags), ``attempts`` and
     ``guard_log`` (of rejected model drafts) are carried into the result as given.
     """
-    ranked = recommendations_from(recall)
-    warnings = warnings_from(recall)
-    lead_cited = ranked[0][1] if ranked else []
-    confidence = compute_confidence(None, lead_cited, claim_given=False)
-    state: State
-    if not recall.incidents:
-        state = "no_prior_incident"
-        confidence = confidence.model_copy(update={
-            "explanation": "no prior incident matched this alert — nothing to be confident in"})
-    elif confidence.proven:
-        state = "proven"
-    else:
-        state = "unproven"
+    judged = judged or verdict(recall, service)
     return Briefing(
-        state=state, source="deterministic", model=None, degraded=degraded,
-        recalled=records if records is not None else recalled_records(recall),
+        state=judged.state, source="deterministic", model=None, degraded=degraded,
+        recalled=records if records is not None else recalled_records(recall, judged.matches),
         attempts=attempts or [], guard_log=guard_log or [],
-        summary=_summary(recall, state, [r for r, _ in ranked], warnings, memory_incidents),
-        recommendations=[r for r, _ in ranked], warnings=warnings, confidence=confidence,
-        search=search_info(recall, memory_incidents, notices or []),
+        summary=summary(recall, judged, memory_incidents),
+        recommendations=judged.recommendations, warnings=judged.warnings,
+        confidence=judged.confidence, search=search_info(recall, memory_incidents, notices or []),
+        tried_without_effect=judged.tried_without_effect, runner_up=judged.runner_up,
+        alert_service=judged.service.named,
     )
 
 
-def _summary(recall: Recall, state: State, recommendations: list[Recommendation],
-             warnings: list[BriefingWarning], memory_incidents: int) -> str:
-    if state == "no_prior_incident":
+def summary(recall: Recall, judged: Verdict, memory_incidents: int) -> str:
+    """The briefing's first sentences, in the words of its state."""
+    if judged.state == "no_prior_incident":
         searched = ", ".join(recall.query_terms) or "(no searchable words)"
         return (f"No prior incident: none of the {memory_incidents} incidents in memory "
                 f"resembles this alert (searched for: {searched}; {recall.gate or 'no match'}). "
@@ -160,16 +89,28 @@ def _summary(recall: Recall, state: State, recommendations: list[Recommendation]
     ids = ", ".join(f"{i.incident_id} ({i.service})" for i in recall.incidents)
     count = len(recall.incidents)
     parts = [f"Recalled {count} similar past incident{'s' if count != 1 else ''}: {ids}."]
-    if warnings:
-        parts.append(f"{len(warnings)} recorded action{'s' if len(warnings) != 1 else ''} "
-                     "made things worse — see the warnings before acting.")
-    if state == "proven":
-        lead = recommendations[0]
-        parts.append(f"Best proven fix: “{lead.action}” resolved {lead.resolved} of "
-                     f"{lead.tried} incidents where it was tried.")
-    elif recommendations:
-        parts.append("No recorded action resolved these incidents; the mitigations below "
-                     "helped but are unproven as fixes.")
+    if judged.warnings:
+        parts.append(f"{len(judged.warnings)} recorded action"
+                     f"{'s' if len(judged.warnings) != 1 else ''} made things worse — read the "
+                     "warnings before acting.")
+    lead = judged.lead
+    here = judged.service.named
+    if judged.state == "proven" and lead is not None:
+        resolved = len(lead.resolved_strong)
+        parts.append(f"Best proven fix: “{lead.recommendation.action}” resolved {resolved} "
+                     f"past incident{'s' if resolved != 1 else ''} of this failure"
+                     + (f"; it failed in {len(lead.failed_strong)}" if lead.failed_strong
+                        else "") + ".")
+    elif lead is not None and lead.applies == "elsewhere":
+        where = ", ".join(lead.recommendation.proven_on) or "other services"
+        parts.append(f"Similar incidents — proven on {where}, not yet on "
+                     f"{here or 'this alert’s service'}: check that it applies before acting.")
+    elif lead is not None and lead.applies == "strong":
+        parts.append("Similar incidents, no proven fix: what helped here only mitigated or was "
+                     "offset by failures — see the recommendations.")
+    elif lead is not None:
+        parts.append("Similar incidents, no proven fix: the recalled incidents match only "
+                     "loosely — treat their fixes as leads to check, not proof.")
     elif not recall.actions:
         parts.append("Seen before, but no actions were recorded for "
                      f"{'it' if count == 1 else 'them'}: nothing proven to try — read the "
@@ -177,3 +118,7 @@ def _summary(recall: Recall, state: State, recommendations: list[Recommendation]
     else:
         parts.append("No recorded action resolved or mitigated these incidents.")
     return " ".join(parts)
+
+
+__all__ = ["SAME_FIX_OVERLAP", "FixGroup", "group_fixes", "overlap", "deterministic_briefing",
+           "recalled_records", "search_info", "shown_score", "summary"]

@@ -44,6 +44,9 @@ class Draft(BaseModel):
     confidence: int = Field(ge=0, le=100)
     likely_cause: CleanStr = ""
     steps: list[DraftStep] = Field(default_factory=list)
+    # The model's explicit demotion: why none of the recalled fixes applies to this alert.
+    # It can only lower the memory's verdict (a PROVEN briefing becomes unproven), never raise.
+    none_apply: CleanStr = ""
 
 
 class DraftRejected(Exception):
@@ -155,6 +158,7 @@ def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
         "confidence": value.get("confidence"),
         "confidence_given": "confidence" in value,
         "likely_cause": _text(value.get("likely_cause"), 500),
+        "none_apply": _text(value.get("none_apply"), 500),
         "steps": [step for step in map(_step, steps if isinstance(steps, list) else [])
                   if step is not None][:12],
     }

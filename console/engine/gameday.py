@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from console.engine.briefing import Briefing
-from console.engine.deterministic import SAME_FIX_OVERLAP, _overlap
 from console.engine.export import briefing_markdown, cite, literal
+from console.engine.fixes import SAME_FIX_OVERLAP, overlap
 from console.engine.tripwire import TRIPWIRE_THRESHOLD, TripwireHit, combined, safe_intent
 from store.models import ActionOutcome, Incident
 from store.terms import terms
@@ -262,11 +262,11 @@ class _Matcher:
         self.embedder = embedder
 
     def same(self, noted: str, stored: str) -> bool:
-        overlap = _overlap(set(terms(noted)), set(terms(stored)))
+        shared = overlap(set(terms(noted)), set(terms(stored)))
         if self.embedder is None:
-            return overlap >= SAME_FIX_OVERLAP
+            return shared >= SAME_FIX_OVERLAP
         vectors = self.embedder.embed([noted, stored])
-        return combined(float(vectors[0] @ vectors[1]), overlap) >= TRIPWIRE_THRESHOLD
+        return combined(float(vectors[0] @ vectors[1]), shared) >= TRIPWIRE_THRESHOLD
 
 
 def drill_report(timeline: Timeline | Sequence[DrillEvent], briefing: Briefing | None = None,

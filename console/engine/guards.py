@@ -34,6 +34,7 @@ class GuardedDraft:
     likely_cause: str = ""
     steps: list[Step] = field(default_factory=list)
     log: list[GuardEntry] = field(default_factory=list)
+    none_apply: str = ""
 
 
 def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
@@ -154,7 +155,8 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
         summary=summary, recommendations=recommendations, warnings=warnings,
         confidence=confidence,
         likely_cause=scrub(draft["likely_cause"], "likely_cause", cited_records),
-        steps=steps, log=log)
+        steps=steps, log=log,
+        none_apply=scrub(draft["none_apply"], "none_apply", cited_records).strip())
 
 
 def _only_removed(text: str) -> bool:

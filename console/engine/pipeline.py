@@ -19,15 +19,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from console.engine.alert import Alert
+from console.engine.applicability import ServiceRead, read_service
 from console.engine.audit import AuditLog
 from console.engine.batch import GroupRecall, batch_entries, strongest
-from console.engine.briefing import Briefing, RecalledRecord, SourceUse, State
+from console.engine.briefing import Briefing, GuardEntry, RecalledRecord, SourceUse
 from console.engine.config import Settings
-from console.engine.deterministic import deterministic_briefing, recalled_records, search_info
+from console.engine.deterministic import (
+    deterministic_briefing,
+    recalled_records,
+    search_info,
+    summary,
+)
 from console.engine.grounding import looks_like_instructions
 from console.engine.model_client import ModelClient, Progress
 from console.engine.request import BriefingRequest, CancelToken
 from console.engine.steer import SteerResult, run_model
+from console.engine.verdict import Verdict, verdict
 from store.index import MemoryIndex
 from store.loader import LoadedMemory
 from store.recall import Recall, recall
@@ -98,17 +105,23 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
     cancel.check()
     alert, recalled, groups = recall_alert(request.alert, snapshot, cancel)    # 1. recall
     quarantined = quarantine(recalled)                                          # 2. quarantine
+    usable = without(recalled, quarantined)
+    judged = verdict(usable, service_of(alert, snapshot.memory))                # 3. verdict
     records = [r.model_copy(update={"quarantined": r.action_id in quarantined})
-               for r in recalled_records(recalled)]
+               for r in recalled_records(recalled, judged.matches)]
     hooks.recalled(records)
     cancel.check()
     notices = _notices(snapshot, alert, quarantined, groups)
-    usable = without(recalled, quarantined)
-    steered = draft(usable, snapshot, hooks, client, cancel)                    # 3. draft
+    steered = draft(usable, snapshot, hooks, client, cancel)                    # 4. draft
     cancel.check()
-    briefing = assemble(usable, records, quarantined, notices, steered,         # 4. assemble
-                        snapshot, alert, client, groups)
+    briefing = assemble(usable, records, quarantined, notices, steered,         # 5. assemble
+                        snapshot, alert, client, groups, judged)
     return Routed(briefing, alert, usable)
+
+
+def service_of(alert: Alert, memory: LoadedMemory) -> ServiceRead:
+    """The service the alert names, as the verdict reads it (label first, then its text)."""
+    return read_service(alert.text, alert.service, memory.services)
 
 
 def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
@@ -121,12 +134,13 @@ def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
     hidden = hidden_from_recall(snapshot)
     if not alert.groups:
         return alert, recall(snapshot.index, alert.text, hidden), []
-    size = len(snapshot.memory.incidents)
     groups = []
     for group in alert.groups:
         cancel.check()
         recalled = recall(snapshot.index, group.text, hidden)
-        groups.append(GroupRecall(group, recalled, memory_state(recalled, size)))
+        service = read_service(group.text, group.service, snapshot.memory.services)
+        judged = verdict(without(recalled, quarantine(recalled)), service)
+        groups.append(GroupRecall(group, recalled, judged.state, judged.lead_match))
     chosen = alert.group if alert.group is not None else strongest(groups)
     return alert.for_group(chosen), groups[chosen].recall, groups
 
@@ -134,12 +148,6 @@ def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
 def hidden_from_recall(snapshot: MemorySnapshot) -> frozenset[str]:
     """Incidents no briefing may recall: game-day drills, unless the settings include them."""
     return snapshot.settings.hidden_drills(snapshot.memory.drill_ids)
-
-
-def memory_state(recalled: Recall, memory_incidents: int) -> State:
-    """The state the memory alone gives a recall: that of its deterministic briefing."""
-    usable = without(recalled, quarantine(recalled))
-    return deterministic_briefing(usable, memory_incidents, None).state
 
 
 def quarantine(recalled: Recall) -> set[str]:
@@ -181,11 +189,13 @@ def draft(recalled: Recall, snapshot: MemorySnapshot, hooks: Hooks,
 def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[str],
              notices: list[str], steered: SteerResult | str, snapshot: MemorySnapshot,
              alert: Alert, client: ModelClient | None,
-             groups: list[GroupRecall] | None = None) -> Briefing:
-    """The one place a Briefing is built: from the model's accepted draft or the memory alone.
+             groups: list[GroupRecall] | None = None, judged: Verdict | None = None) -> Briefing:
+    """The one place a Briefing is built: from the memory's verdict, worded by the model's
+    accepted draft or by the memory alone. The model may lower the verdict, never raise it.
 
     ``groups`` (a batch's recalls) become ``batch``, the briefed group marked."""
     size = len(snapshot.memory.incidents)
+    judged = judged or verdict(recalled, service_of(alert, snapshot.memory))
     if isinstance(steered, SteerResult) and steered.audit_error:
         notices.append(steered.audit_error)
     if isinstance(steered, str) or steered.accepted is None:
@@ -193,21 +203,73 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
         attempts = [] if isinstance(steered, str) else steered.attempts
         guard_log = [] if isinstance(steered, str) else steered.guard_log
         briefing = deterministic_briefing(recalled, size, degraded, notices, records=records,
-                                          attempts=attempts, guard_log=guard_log)
+                                          attempts=attempts, guard_log=guard_log, judged=judged)
     else:
-        accepted = steered.accepted
         assert client is not None
-        briefing = Briefing(
-            state="proven" if accepted.confidence.proven else "unproven", source="model",
-            model=client.model, degraded=None, recalled=records, summary=accepted.summary,
-            recommendations=accepted.recommendations, warnings=accepted.warnings,
-            confidence=accepted.confidence, guard_log=steered.guard_log,
-            attempts=steered.attempts, search=search_info(recalled, size, notices),
-            likely_cause=accepted.likely_cause, steps=[s.text for s in accepted.steps],
-            step_citations=accepted.steps)
+        briefing = model_briefing(judged, steered, recalled, records, notices, size, client.model)
     return briefing.model_copy(update={
         "coverage": coverage(alert, recalled, briefing, quarantined, snapshot),
         "batch": batch_entries(groups or [], alert.group, briefing.state)})
+
+
+def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
+                   records: list[RecalledRecord], notices: list[str], size: int,
+                   model: str) -> Briefing:
+    """The memory's verdict in the model's words, where the memory backs them.
+
+    State, lead, tier and warnings are the verdict's. The model's phrasing joins a
+    recommendation it backed with evidence (``model_note``) and a warning it gave for the same
+    action; its claim moves the figure only within the verdict's tier; ``none_apply`` demotes a
+    PROVEN verdict to unproven (shown as its reading). A recommendation the memory does not
+    offer (a fix that made things worse here) and a draft without any recommendation change
+    nothing: both are logged."""
+    accepted = steered.accepted
+    assert accepted is not None
+    log = list(steered.guard_log)
+    notes: dict[str, str] = {}
+    offered = {e.action_id: r.evidence[0].action_id
+               for r in judged.recommendations for e in r.evidence}
+    for number, proposed in enumerate(accepted.recommendations, 1):
+        target = next((offered[e.action_id] for e in proposed.evidence
+                       if e.action_id in offered), None)
+        if target is None:
+            log.append(GuardEntry(rule="recommendation_contradicts_memory", detail=(
+                f"recommendation {number} ({', '.join(e.action_id for e in proposed.evidence)}) "
+                "is a fix that made things worse here or is not offered by the memory; dropped")))
+        elif proposed.model_note and target not in notes:
+            notes[target] = proposed.model_note
+    if not accepted.recommendations and judged.recommendations:
+        log.append(GuardEntry(rule="recommendation_missing", detail=(
+            "the draft recommended nothing usable; the memory's verdict stands")))
+    recommendations = [r.model_copy(update={"model_note": notes.get(r.evidence[0].action_id, "")})
+                       for r in judged.recommendations]
+    worded = {w.action_id: w for w in accepted.warnings}
+    conflicted = set(judged.conflicts)
+    warnings = [worded[w.action_id].model_copy(update={"match": w.match})
+                if w.action_id in worded and w.action_id not in conflicted else w
+                for w in judged.warnings]
+    confidence = judged.with_claim(accepted.confidence.model_claim)
+    if confidence.value != accepted.confidence.value:
+        log.append(GuardEntry(rule="confidence_bounded", detail=(
+            f"the draft's figure {accepted.confidence.value} is held to the memory's tier: "
+            f"{confidence.derivation}")))
+    state = judged.state
+    reading = accepted.none_apply
+    if reading and state == "proven":
+        state = "unproven"
+        confidence = confidence.model_copy(update={
+            "value": min(confidence.value, 30), "cap": min(confidence.cap, 30),
+            "derivation": f"{confidence.derivation}; the model read that none applies → ≤ 30"})
+        log.append(GuardEntry(rule="model_demoted", detail=(
+            f"the model read that none of the recalled fixes applies: {reading}")))
+    return Briefing(
+        state=state, source="model", model=model, degraded=None, recalled=records,
+        summary=accepted.summary or summary(recalled, judged, size),
+        recommendations=recommendations, warnings=warnings, confidence=confidence,
+        guard_log=log, attempts=steered.attempts, search=search_info(recalled, size, notices),
+        likely_cause=accepted.likely_cause, steps=[s.text for s in accepted.steps],
+        step_citations=accepted.steps, tried_without_effect=judged.tried_without_effect,
+        runner_up=judged.runner_up, alert_service=judged.service.named, model_reading=reading)
 
 
 def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str],

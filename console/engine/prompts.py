@@ -24,6 +24,8 @@ outcome and why). Using ONLY those records:
   avoid and why.
 - confidence: 0-100, how sure you are that the first recommendation fixes this alert.
 - likely_cause (optional): one sentence, your reading of the recalled causes.
+- none_apply (optional): only if none of the recalled fixes applies to this alert, one
+  sentence saying why; leave it out otherwise.
 - steps (optional): the order to act in, each step citing one recorded action as
   {"text": "...", "incident_id": "...", "action_id": "INC-x/Ay"}; uncited steps are dropped."""
 

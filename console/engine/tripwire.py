@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from console.engine.deterministic import _overlap
+from console.engine.fixes import overlap
 from console.engine.grounding import looks_like_instructions
 from store.models import ActionOutcome
 from store.recall import action_text
@@ -165,7 +165,7 @@ def scores(intent: str, candidates: Sequence[TripwireCandidate], embedder: Embed
     vector = embedder.embed([searchable])[0]
     matrix = np.stack([c.vector for c in candidates])
     cosines = matrix @ vector
-    return [(float(cosine), _overlap(intent_terms, set(c.terms)))
+    return [(float(cosine), overlap(intent_terms, set(c.terms)))
             for cosine, c in zip(cosines, candidates, strict=True)]
 
 
@@ -179,19 +179,19 @@ def check_intent(text: str, candidates: Sequence[TripwireCandidate], embedder: E
         return []
     ready = embed_candidates(candidates, embedder)
     hits = []
-    for candidate, (cosine, overlap) in zip(ready, scores(intent, ready, embedder), strict=True):
-        similarity = combined(cosine, overlap)
+    for candidate, (cosine, shared) in zip(ready, scores(intent, ready, embedder), strict=True):
+        similarity = combined(cosine, shared)
         if similarity < TRIPWIRE_THRESHOLD:
             continue
         origin = ("recalled for this alert" if candidate.source == "recalled"
                   else f"recorded for {candidate.service}")
         rule = (f"similarity {similarity:.2f} ≥ {TRIPWIRE_THRESHOLD:.2f}: cosine {cosine:.2f} + "
-                f"{LEXICAL_WEIGHT}·word overlap {overlap:.2f}; WORSENED action {origin}")
+                f"{LEXICAL_WEIGHT}·word overlap {shared:.2f}; WORSENED action {origin}")
         explanation = candidate.explanation + (
             "" if candidate.confirmed else " (explanation suspected, not confirmed)")
         hits.append(TripwireHit(candidate.incident_id, candidate.action_id, candidate.action,
                                 explanation, round(similarity, 3), rule, candidate.source,
-                                round(cosine, 3), round(overlap, 3), intent))
+                                round(cosine, 3), round(shared, 3), intent))
     hits.sort(key=lambda h: (-h.similarity, h.action_id))
     return hits[:MAX_HITS]
 

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from console.engine.briefing import Briefing, Recommendation, SourceUse
-from console.engine.deterministic import SAME_FIX_OVERLAP, _overlap
+from console.engine.fixes import SAME_FIX_OVERLAP, overlap
 from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
 from store.terms import terms
@@ -218,7 +218,7 @@ class Context:
 
 
 def _same_fix(left: str, right: str) -> bool:
-    return _overlap(set(terms(left)), set(terms(right))) >= SAME_FIX_OVERLAP
+    return overlap(set(terms(left)), set(terms(right))) >= SAME_FIX_OVERLAP
 
 
 def _started(action: RecalledAction) -> datetime | None:

@@ -86,8 +86,8 @@ class Recall:
     ranked: tuple[Ranked, ...] = field(default_factory=tuple)
     gate: str = ""
     # The calibration's applicability parameters, so the verdict reads them with the recall.
-    margin_weight: float = 0.5
-    strong: float = 0.9
+    margin_weight: float = 1.0
+    strong: float = 0.98
 
     @property
     def actions(self) -> list[RecalledAction]:

@@ -39,8 +39,10 @@ def recall_of(*incidents: Incident, query: str = "payments api errors after depl
                               frozenset(terms(document)))
         score = round(0.9 - position / 100, 3)
         recalled.append(_recalled(candidate, Ranked(item.id, score, None, None, 0.5, 2)))
+    # Every incident of these tables matches strongly (the same failure): the rules they test
+    # (citations, outcomes, counts) are those of evidence that applies to the alert.
     return Recall(query=query, redacted=(), query_terms=tuple(terms(query)), mode="lexical",
-                  floor=0.4, incidents=tuple(recalled))
+                  floor=0.4, incidents=tuple(recalled), margin_weight=0.0, strong=0.5)
 
 
 # The memory the guard and citation tables are written against.

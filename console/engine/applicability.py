@@ -113,7 +113,9 @@ def applicability(recall: Recall, service: ServiceRead) -> dict[str, Applicabili
         family = related.get(incident.incident_id, set())
         rivals = [s for i, s in fused.items() if i != incident.incident_id and i not in family]
         margin = own - max(rivals, default=0.0)
-        scores[incident.incident_id] = (own + recall.margin_weight * margin, margin)
+        # Rounded before the bar is applied: the class always agrees with the figure shown.
+        scores[incident.incident_id] = (round(own + recall.margin_weight * margin, 4),
+                                        round(margin, 4))
     alike = {i for i, (score, _) in scores.items() if score >= recall.strong}
     # A known recurrence of an incident that clears the bar is the same failure too.
     alike |= {i for i in scores if related.get(i, set()) & alike}
@@ -126,5 +128,5 @@ def applicability(recall: Recall, service: ServiceRead) -> dict[str, Applicabili
                 service.known and incident.service.lower() == (service.named or "").lower())
             match = "strong" if here else "elsewhere"
         result[incident.incident_id] = Applicability(
-            incident.incident_id, incident.service, round(score, 4), round(margin, 4), match)
+            incident.incident_id, incident.service, score, margin, match)
     return result

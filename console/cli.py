@@ -425,6 +425,13 @@ def drill_text(report: Any) -> str:
                      f"{row.no_lead:>9}  {ci}")
     lines.append(f"{'abst.':6}{s.abstained.replays:>8}  ({s.abstained.related_in_memory} "
                  "with a related incident in memory)")
+    for title, rows in (("state", s.by_state), ("lead match", s.by_match)):
+        lines.append("")
+        lines.append(f"{title:18}{'replays':>8}{'counted':>9}{'right':>7}  rate")
+        for group in rows:
+            rate = f"{group.rate:.0%}" if group.rate is not None else "-"
+            lines.append(f"{group.name:18}{group.replays:>8}{group.counted:>9}{group.right:>7}  "
+                         f"{rate}")
     lines += [f"decided by kind {s.rules['kind']}, by cosine {s.rules['cosine']} · warned right "
               f"{s.warned.right} of {s.warned.replays} · {report.wall_seconds:.1f} s"]
     return "\n".join(lines)

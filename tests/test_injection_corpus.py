@@ -48,6 +48,7 @@ from console.engine.prompts import Contract
 from console.ui.app import TriageApp
 from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
+from store.calibration import HYBRID_MINILM, TEAM_FILE
 from store.loader import load_incidents
 from store.text import clean
 from tests.conftest import BUNDLED_INCIDENTS
@@ -130,6 +131,7 @@ SHOWN_IN_TEXT = {"webhook-labels", "memory-action", "memory-explanation", *MODEL
 # The scenario: the checkout alert recalls INC-2041, whose A4 (RESOLVED) is the fix and A1
 # (WORSENED) the warning. The hostile memory text goes into INC-2041.
 INCIDENT = "INC-2041"
+SCENARIO_BAR = 0.6
 # The memory: INC-2041, the incidents that compete with it for these alerts (checkout,
 # payments, Postgres timeouts) and the KeyError family as distractors — a third of the
 # bundled memory, so that the ~500 in-process briefs of this module stay fast.
@@ -245,6 +247,12 @@ class World:
         assert {incident["id"] for incident in self.source} == MEMORY_IDS
         self.base_data = root / "base-data"
         shutil.copytree(bundled_data, self.base_data)
+        # The scenario's match sits well clear of the applicability bar, so that what a hostile
+        # text changes is never the few words it adds diluting the match (a team calibration,
+        # as `bench/recall_eval.py --write` makes one).
+        (self.base_data / TEAM_FILE).write_text(HYBRID_MINILM.model_copy(update={
+            "strong": SCENARIO_BAR, "fitted_on": "test: the scenario clear of the bar"},
+        ).model_dump_json(), encoding="utf-8")
         clean = root / "clean-incidents.yaml"
         clean.write_text(yaml.safe_dump(self.source, sort_keys=False, allow_unicode=True),
                          encoding="utf-8")
@@ -427,13 +435,15 @@ def cases(defects: dict[tuple[str, str], str] | None = None,
 
 @pytest.mark.parametrize("family", ["alert", "webhook-annotations", "webhook-labels"])
 def test_the_scenario_without_hostile_text(world: World, family: str) -> None:
-    """The reference: INC-2041's fix recommended, its WORSENED restart warned, accepted."""
+    """The reference: INC-2041's fix recommended, its WORSENED restart warned, accepted. The
+    alert is on checkout-service and INC-2041 on payments-api: proven elsewhere, so unproven
+    and held to 35–50 (the model's 60 is cut to 50)."""
     out = world.clean(family).out
     assert_invariants(0, out)
-    assert out["source"] == "model" and out["state"] == "proven"
+    assert out["source"] == "model" and out["state"] == "unproven"
     assert [e["action_id"] for r in out["recommendations"] for e in r["evidence"]] == [C_FIX]
     assert [w["action_id"] for w in out["warnings"]] == [C_WORSENED]
-    assert out["confidence"]["value"] == 60 and not quarantined(out)
+    assert out["confidence"]["value"] == 50 and not quarantined(out)
     assert {r["incident_id"] for r in out["recalled"]} == {INCIDENT}
 
 
@@ -580,7 +590,9 @@ async def test_console_screen_shows_hostile_text_inert(world: World, hostile_id:
         await settle(app, pilot)
 
         body = as_text(app.screen.query_one("#briefing-body", Static).content)
-        assert "PROVEN FIX IN MEMORY" in body.plain and "written by model" in body.plain
+        # checkout-service alert, fix proven on payments-api: the similar-incidents state.
+        assert "SIMILAR INCIDENTS" in body.plain and "written by model" in body.plain
+        assert "PROVEN FIX IN MEMORY" not in body.plain
         sidebar = app.screen.query_one(RecalledSidebar)
         groups = app.screen.query_one(BatchList)
         shown = {

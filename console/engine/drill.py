@@ -74,7 +74,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from console.engine.briefing import Briefing, State
+from console.engine.applicability import read_service
+from console.engine.briefing import Briefing, Match, State
 from console.engine.config import Settings
 from console.engine.deterministic import deterministic_briefing
 from console.engine.evaluate import replay_alert
@@ -155,6 +156,7 @@ class Replay(BaseModel):
     warnings: list[str]
     warned_right: bool | None
     warned_matches: list[WarnedMatch] = Field(default_factory=list)
+    lead_match: Match | None = None
 
 
 class TierRow(BaseModel):
@@ -174,6 +176,16 @@ class TierRow(BaseModel):
         assert self.ci_low is not None and self.ci_high is not None
         return (f"tier {self.tier}: lead fix right {self.right} of {self.counted} replays, "
                 f"95% CI {round(100 * self.ci_low)}–{round(100 * self.ci_high)}%")
+
+
+class ClassRow(BaseModel):
+    """Replays grouped by a state or by the lead's match class: how often the lead was right."""
+
+    name: str
+    replays: int
+    counted: int
+    right: int
+    rate: float | None
 
 
 class AbstainedRow(BaseModel):
@@ -196,6 +208,8 @@ class DrillSummary(BaseModel):
     abstained: AbstainedRow
     rules: dict[str, int]
     warned: WarnedRow
+    by_state: list[ClassRow] = Field(default_factory=list)
+    by_match: list[ClassRow] = Field(default_factory=list)
 
 
 class DrillReport(BaseModel):
@@ -297,7 +311,9 @@ def replay(index: MemoryIndex, memory: LoadedMemory, incident: Incident, judge: 
         related=related, rank=None if abstained else rank, related_in_memory=bool(related),
         has_resolved=bool(resolved), lead=lead, lead_right=lead_right,
         warnings=[w.action_id for w in briefing.warnings],
-        warned_right=(bool(matches) if worsened else None), warned_matches=matches)
+        warned_right=(bool(matches) if worsened else None), warned_matches=matches,
+        lead_match=(briefing.recommendations[0].applies if briefing.recommendations
+                    and not abstained else None))
 
 
 def replay_briefing(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
@@ -311,9 +327,15 @@ def _replayed(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
               hidden: frozenset[str]) -> tuple[str, Recall, Recall, Briefing]:
     """The replayed alert, its recall, that recall less quarantined actions, its briefing."""
     alert = replay_alert(incident)
-    found = recall(index, alert, hidden=hidden | {incident.id})
+    out = hidden | {incident.id}
+    found = recall(index, alert, hidden=out)
     usable = without(found, quarantine(found))
-    return alert, found, usable, deterministic_briefing(usable, len(memory.incidents), None)
+    # The services the memory knows without the replayed incident: a service only it had is
+    # new to the replay, as it was when the incident happened.
+    services = {i.service for i in memory.incidents if i.id not in out}
+    service = read_service(alert, None, services)
+    return alert, found, usable, deterministic_briefing(usable, len(memory.incidents), None,
+                                                        service=service)
 
 
 def run_drill(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
@@ -376,6 +398,17 @@ def summarise(replays: list[Replay]) -> DrillSummary:
         if r.lead_right is not None and r.lead is not None and r.lead.rule:
             rules[r.lead.rule] += 1
     warned = [r for r in replays if r.warned_right is not None]
+
+    def row(name: str, group: list[Replay]) -> ClassRow:
+        counted = [r for r in group if r.lead_right is not None]
+        right = sum(1 for r in counted if r.lead_right)
+        return ClassRow(name=name, replays=len(group), counted=len(counted), right=right,
+                        rate=share(right, len(counted)) if counted else None)
+
+    by_state = [row(state, [r for r in replays if r.state == state])
+                for state in ("proven", "unproven", "no_prior_incident")]
+    by_match = [row(match, [r for r in shown if r.lead_match == match])
+                for match in ("strong", "elsewhere", "weak")]
     return DrillSummary(
         replays=len(replays), with_related=len(with_related),
         hit_at_1=share(sum(1 for k in ranks if k == 1), len(with_related)),
@@ -385,7 +418,8 @@ def summarise(replays: list[Replay]) -> DrillSummary:
         abstained=AbstainedRow(replays=len(abstained),
                                related_in_memory=sum(1 for r in abstained if r.related)),
         rules=rules, warned=WarnedRow(replays=len(warned),
-                                      right=sum(1 for r in warned if r.warned_right)))
+                                      right=sum(1 for r in warned if r.warned_right)),
+        by_state=by_state, by_match=by_match)
 
 
 # --- the cached track record ---------------------------------------------------------------

@@ -161,16 +161,20 @@ def _stray(text: str, incidents: set[str], actions: set[str]) -> set[str]:
     return (incident_mentions(text) - incidents) | (action_mentions(text) - actions)
 
 
-def confidence_rule_holds(value: int, proven: int) -> bool:
+def confidence_rule_holds(value: int, proven: int, failed_strong: int = 0,
+                          proven_elsewhere: int = 0) -> bool:
+    """The tier rule on the count that applies: strong incidents resolved less strong failures;
+    a fix proven only elsewhere is held to 35–50, nothing proven to ≤ 30."""
     if not 0 <= value <= 98:
         return False
-    if proven == 0:
-        return value <= 30
-    if proven == 1:
+    count = proven - failed_strong
+    if proven == 0 or count <= 0:
+        return 35 <= value <= 50 if proven == 0 and proven_elsewhere else value <= 30
+    if count == 1:
         return 55 <= value <= 74
-    if proven == 2:
+    if count == 2:
         return 75 <= value <= 89
-    return min(98, 88 + 2 * proven) <= value <= 98
+    return min(98, 88 + 2 * count) <= value <= 98
 
 
 def assert_invariants(rc: int, out: dict[str, Any]) -> None:
@@ -235,7 +239,16 @@ def assert_invariants(rc: int, out: dict[str, Any]) -> None:
 
     confidence = out["confidence"]
     assert confidence["value"] <= 98
-    assert confidence_rule_holds(confidence["value"], confidence["proven"]), confidence
+    demoted = bool(out.get("model_reading")) and confidence["cap"] <= 30
+    assert (confidence["value"] <= 30 if demoted else confidence_rule_holds(
+        confidence["value"], confidence["proven"], confidence.get("failed_strong", 0),
+        confidence.get("proven_elsewhere", 0))), confidence
+    assert (out["state"] == "proven") == (confidence["value"] >= 55), \
+        f"state {out['state']} with confidence {confidence['value']}"
+    warned = {recalled[w["action_id"]]["action"] for w in out["warnings"]}
+    for recommendation in out["recommendations"]:
+        assert recommendation["action"] not in warned, \
+            f"{recommendation['action']!r} is both recommended and warned against"
     assert confidence["proven"] <= len(resolved_cited), \
         f"proven {confidence['proven']} but only {sorted(resolved_cited)} RESOLVED are cited"
 

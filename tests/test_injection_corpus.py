@@ -54,7 +54,6 @@ from store.text import clean
 from tests.conftest import BUNDLED_INCIDENTS
 from tests.fake_ollama import ChatReply, FakeOllama
 from tests.model.conftest import (
-    C_ALERT,
     C_FIX,
     C_FIX_TEXT,
     C_WORSENED,
@@ -131,6 +130,9 @@ SHOWN_IN_TEXT = {"webhook-labels", "memory-action", "memory-explanation", *MODEL
 # The scenario: the checkout alert recalls INC-2041, whose A4 (RESOLVED) is the fix and A1
 # (WORSENED) the warning. The hostile memory text goes into INC-2041.
 INCIDENT = "INC-2041"
+# The README's checkout alert (tests/model use one on payments-api): chosen because filler
+# words appended to it leave its recall as it is (see webhook()).
+C_ALERT = "checkout-service p99 latency up, intermittent database connection errors"
 SCENARIO_BAR = 0.6
 # The memory: INC-2041, the incidents that compete with it for these alerts (checkout,
 # payments, Postgres timeouts) and the KeyError family as distractors — a third of the

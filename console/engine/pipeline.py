@@ -227,6 +227,7 @@ def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
     assert accepted is not None
     log = list(steered.guard_log)
     notes: dict[str, str] = {}
+    picked: set[str] = set()
     offered = {e.action_id: r.evidence[0].action_id
                for r in judged.recommendations for e in r.evidence}
     for number, proposed in enumerate(accepted.recommendations, 1):
@@ -236,13 +237,19 @@ def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
             log.append(GuardEntry(rule="recommendation_contradicts_memory", detail=(
                 f"recommendation {number} ({', '.join(e.action_id for e in proposed.evidence)}) "
                 "is a fix that made things worse here or is not offered by the memory; dropped")))
-        elif proposed.model_note and target not in notes:
-            notes[target] = proposed.model_note
+        else:
+            picked.add(target)
+            if proposed.model_note and target not in notes:
+                notes[target] = proposed.model_note
     if not accepted.recommendations and judged.recommendations:
         log.append(GuardEntry(rule="recommendation_missing", detail=(
             "the draft recommended nothing usable; the memory's verdict stands")))
+    # The memory's lead always leads; the model chooses which of the memory's other fixes to
+    # show (none chosen: all of them, as the memory alone would).
+    chosen = [r for n, r in enumerate(judged.recommendations)
+              if n == 0 or not picked or r.evidence[0].action_id in picked]
     recommendations = [r.model_copy(update={"model_note": notes.get(r.evidence[0].action_id, "")})
-                       for r in judged.recommendations]
+                       for r in chosen]
     worded = {w.action_id: w for w in accepted.warnings}
     conflicted = set(judged.conflicts)
     warnings = [worded[w.action_id].model_copy(update={"match": w.match})

@@ -140,8 +140,9 @@ def _verdict_sentence(resolved: list[str], failed: list[str], elsewhere: list[st
     if nothing:
         return "no prior incident matched this alert — nothing to be confident in"
     if resolved:
-        sentence = (f"{len(resolved)} past incident{'s' if len(resolved) != 1 else ''} of this "
-                    f"failure {'were' if len(resolved) != 1 else 'was'} resolved by this fix")
+        tried = len(resolved) + len(failed)
+        sentence = (f"{len(resolved)} of {tried} past incident{'s' if tried != 1 else ''} of "
+                    f"this failure {'were' if len(resolved) != 1 else 'was'} resolved by this fix")
         if failed:
             sentence += (f"; it failed in {len(failed)} ({', '.join(failed)}), so it counts "
                          f"{count}")

@@ -22,15 +22,11 @@ from console.engine.alert import Alert
 from console.engine.applicability import ServiceRead, read_service
 from console.engine.audit import AuditLog
 from console.engine.batch import GroupRecall, batch_entries, strongest
-from console.engine.briefing import Briefing, GuardEntry, RecalledRecord, SourceUse
+from console.engine.briefing import Briefing, RecalledRecord, SourceUse
 from console.engine.config import Settings
-from console.engine.deterministic import (
-    deterministic_briefing,
-    recalled_records,
-    search_info,
-    summary,
-)
+from console.engine.deterministic import deterministic_briefing, recalled_records
 from console.engine.grounding import looks_like_instructions
+from console.engine.model_briefing import model_briefing
 from console.engine.model_client import ModelClient, Progress
 from console.engine.request import BriefingRequest, CancelToken
 from console.engine.steer import SteerResult, run_model
@@ -210,73 +206,6 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
     return briefing.model_copy(update={
         "coverage": coverage(alert, recalled, briefing, quarantined, snapshot),
         "batch": batch_entries(groups or [], alert.group, briefing.state)})
-
-
-def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
-                   records: list[RecalledRecord], notices: list[str], size: int,
-                   model: str) -> Briefing:
-    """The memory's verdict in the model's words, where the memory backs them.
-
-    State, lead, tier and warnings are the verdict's. The model's phrasing joins a
-    recommendation it backed with evidence (``model_note``) and a warning it gave for the same
-    action; its claim moves the figure only within the verdict's tier; ``none_apply`` demotes a
-    PROVEN verdict to unproven (shown as its reading). A recommendation the memory does not
-    offer (a fix that made things worse here) and a draft without any recommendation change
-    nothing: both are logged."""
-    accepted = steered.accepted
-    assert accepted is not None
-    log = list(steered.guard_log)
-    notes: dict[str, str] = {}
-    picked: set[str] = set()
-    offered = {e.action_id: r.evidence[0].action_id
-               for r in judged.recommendations for e in r.evidence}
-    for number, proposed in enumerate(accepted.recommendations, 1):
-        target = next((offered[e.action_id] for e in proposed.evidence
-                       if e.action_id in offered), None)
-        if target is None:
-            log.append(GuardEntry(rule="recommendation_contradicts_memory", detail=(
-                f"recommendation {number} ({', '.join(e.action_id for e in proposed.evidence)}) "
-                "is a fix that made things worse here or is not offered by the memory; dropped")))
-        else:
-            picked.add(target)
-            if proposed.model_note and target not in notes:
-                notes[target] = proposed.model_note
-    if not accepted.recommendations and judged.recommendations:
-        log.append(GuardEntry(rule="recommendation_missing", detail=(
-            "the draft recommended nothing usable; the memory's verdict stands")))
-    # The memory's lead always leads; the model chooses which of the memory's other fixes to
-    # show (none chosen: all of them, as the memory alone would).
-    chosen = [r for n, r in enumerate(judged.recommendations)
-              if n == 0 or not picked or r.evidence[0].action_id in picked]
-    recommendations = [r.model_copy(update={"model_note": notes.get(r.evidence[0].action_id, "")})
-                       for r in chosen]
-    worded = {w.action_id: w for w in accepted.warnings}
-    conflicted = set(judged.conflicts)
-    warnings = [worded[w.action_id].model_copy(update={"match": w.match})
-                if w.action_id in worded and w.action_id not in conflicted else w
-                for w in judged.warnings]
-    confidence = judged.with_claim(accepted.confidence.model_claim)
-    if confidence.value != accepted.confidence.value:
-        log.append(GuardEntry(rule="confidence_bounded", detail=(
-            f"the draft's figure {accepted.confidence.value} is held to the memory's tier: "
-            f"{confidence.derivation}")))
-    state = judged.state
-    reading = accepted.none_apply
-    if reading and state == "proven":
-        state = "unproven"
-        confidence = confidence.model_copy(update={
-            "value": min(confidence.value, 30), "cap": min(confidence.cap, 30),
-            "derivation": f"{confidence.derivation}; the model read that none applies → ≤ 30"})
-        log.append(GuardEntry(rule="model_demoted", detail=(
-            f"the model read that none of the recalled fixes applies: {reading}")))
-    return Briefing(
-        state=state, source="model", model=model, degraded=None, recalled=records,
-        summary=accepted.summary or summary(recalled, judged, size),
-        recommendations=recommendations, warnings=warnings, confidence=confidence,
-        guard_log=log, attempts=steered.attempts, search=search_info(recalled, size, notices),
-        likely_cause=accepted.likely_cause, steps=[s.text for s in accepted.steps],
-        step_citations=accepted.steps, tried_without_effect=judged.tried_without_effect,
-        runner_up=judged.runner_up, alert_service=judged.service.named, model_reading=reading)
 
 
 def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str],

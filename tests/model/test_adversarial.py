@@ -185,10 +185,13 @@ def _check_fabricated_fullwidth_digits(out: Out, fake: FakeOllama) -> None:
 
 
 def _check_fabricated_pair(out: Out, fake: FakeOllama) -> None:
-    """action_id INC-9999/A4 is fabricated: it must not be re-read as INC-2041/A4."""
+    """action_id INC-9999/A4 is fabricated: it must not be re-read as INC-2041/A4. The draft is
+    then left with no usable recommendation, which is no demotion: the memory's own verdict
+    (INC-2041/A4, proven on this service) stands, and says so in the guard log."""
     accepted(out)
-    assert cited(out) == [], "a citation of INC-9999/A4 was counted as INC-2041/A4 evidence"
     assert logged(out, "citation_not_recalled", "INC-9999")
+    assert "recommendation_missing" in rules(out)
+    assert cited(out) == [C_FIX] and out["state"] == "proven"
 
 
 def _check_fullwidth_hyphen_mention(out: Out, fake: FakeOllama) -> None:
@@ -253,20 +256,22 @@ def _check_warning_unrecalled(out: Out, fake: FakeOllama) -> None:
 
 
 def _check_rec_worsened_only(out: Out, fake: FakeOllama) -> None:
+    """The WORSENED restart is never a recommendation; a draft left with none is no demotion:
+    the memory's verdict (its own fix, proven once here) stands, the claim held to tier 1."""
     accepted(out)
-    assert out["recommendations"] == []
+    assert cited(out) == [C_FIX] and out["state"] == "proven"
     assert logged(out, "evidence_not_a_fix", C_WORSENED)
-    assert "recommendation_unbacked" in rules(out)
-    conf(out, 30, 0, 100)
+    assert "recommendation_unbacked" in rules(out) and "recommendation_missing" in rules(out)
+    conf(out, 74, 1, 100)
     assert warned(out) == [C_WORSENED]
 
 
 def _check_rec_no_effect_only(out: Out, fake: FakeOllama) -> None:
     accepted(out)
-    assert out["recommendations"] == []
+    assert cited(out) == [C_FIX] and "recommendation_missing" in rules(out)
     assert logged(out, "evidence_not_a_fix", C_NO_EFFECT[0])
     assert logged(out, "evidence_not_a_fix", C_NO_EFFECT[1])
-    conf(out, 30, 0, 90)
+    conf(out, 74, 1, 90)
 
 
 def _check_rec_mixed(out: Out, fake: FakeOllama) -> None:

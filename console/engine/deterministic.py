@@ -9,6 +9,7 @@ from console.engine.briefing import (
     Attempt,
     Briefing,
     GuardEntry,
+    Match,
     RecalledRecord,
     SearchInfo,
 )
@@ -31,18 +32,20 @@ def recalled_records(recall: Recall, matches: Mapping[str, Applicability] | None
     records = []
     for incident in recall.incidents:
         found = (matches or {}).get(incident.incident_id)
-        judged = ({"match": found.match, "applicability": found.score} if found else {})
+        match: Match = found.match if found else "weak"
+        applies = found.score if found else 0.0
         if not incident.actions:
             records.append(RecalledRecord(
                 incident_id=incident.incident_id, action_id=None, service=incident.service,
                 outcome=None, score=shown_score(incident.score), text=incident.document,
-                title=incident.title, cosine=incident.cosine, bm25=incident.bm25, **judged))
+                title=incident.title, cosine=incident.cosine, bm25=incident.bm25, match=match,
+                applicability=applies))
         records.extend(RecalledRecord(
             incident_id=a.incident_id, action_id=a.action_id, service=a.service,
             outcome=a.outcome, score=shown_score(a.score), text=a.text, title=a.title,
             action=a.action,
             explanation=a.explanation, kind=a.kind, confirmed=a.confirmed,
-            cosine=incident.cosine, bm25=incident.bm25, **judged,
+            cosine=incident.cosine, bm25=incident.bm25, match=match, applicability=applies,
         ) for a in incident.actions)
     return records
 

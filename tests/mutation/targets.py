@@ -47,6 +47,11 @@ TARGETS = (
     # (console/engine/probes.py and probe_run.py are not here yet: probe_run's tests spawn
     # processes and their mutmut run has not been measured on 2 cores; 30 of 31 hand-made
     # mutants were killed)
+    # The headline's verdict (state, lead, warnings, confidence) and applicability (classes).
+    Target("console/engine/verdict.py", ("console.engine.verdict.*",),
+           ("tests/engine/test_verdict.py", "tests/test_cli_headline.py")),
+    Target("console/engine/applicability.py", ("console.engine.applicability.*",),
+           ("tests/engine/test_applicability.py", "tests/engine/test_verdict.py")),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().
     Target("store/recall.py", ("store.recall.x_rank*", "store.recall.x_gate*"),
            ("tests/store/test_gate.py",)),

@@ -60,8 +60,9 @@ index: $(STAMP)
 bench: $(TEST_STAMP)
 	$(BIN)/python bench/vector_bench.py
 	$(BIN)/python bench/build_bench.py
-	@if [ -d ../shared/eval/postmortems ]; then $(BIN)/python bench/recall_eval.py; \
-	else echo "bench/recall_eval.py skipped: ../shared/eval/postmortems not found"; fi
+	@if [ -d ../shared/eval/postmortems ]; then $(BIN)/python bench/recall_eval.py && \
+	$(BIN)/python bench/applicability_eval.py --precision 0.97; \
+	else echo "bench/recall_eval.py, applicability_eval.py skipped: ../shared/eval/postmortems not found"; fi
 
 ## make wheelhouse: every wheel an install needs (this Python and platform), for WHEELHOUSE=wheelhouse
 wheelhouse:

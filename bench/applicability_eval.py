@@ -153,7 +153,7 @@ def main() -> int:
     parser.add_argument("--queries", type=Path, default=SHARED / "queries.yaml")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--precision", type=float, default=0.95,
+    parser.add_argument("--precision", type=float, default=0.97,
                         help="the PROVEN precision the fit must keep on its training folds")
     parser.add_argument("--lexical", action="store_true", help="no embedder (TRIAGE_EMBED_MODEL=none)")
     args = parser.parse_args()

@@ -49,9 +49,9 @@ TARGETS = (
     # mutants were killed)
     # The headline's verdict (state, lead, warnings, confidence) and applicability (classes).
     Target("console/engine/verdict.py", ("console.engine.verdict.*",),
-           ("tests/engine/test_verdict.py", "tests/test_cli_headline.py")),
+           ("tests/engine/test_verdict_rules.py", "tests/test_headline_verdict.py")),
     Target("console/engine/applicability.py", ("console.engine.applicability.*",),
-           ("tests/engine/test_applicability.py", "tests/engine/test_verdict.py")),
+           ("tests/engine/test_verdict_rules.py",)),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().
     Target("store/recall.py", ("store.recall.x_rank*", "store.recall.x_gate*"),
            ("tests/store/test_gate.py",)),

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from console.__main__ import main
-from tests.conftest import REPO_ROOT
+from store.loader import load_incidents
+from tests.conftest import BUNDLED_INCIDENTS, REPO_ROOT
 
 BUNDLED_QUERIES = REPO_ROOT / "bench" / "bundled_queries.yaml"
 
@@ -120,7 +121,7 @@ def test_replay_hides_the_incident_it_replays(capsys: pytest.CaptureFixture[str]
     rc, out, _ = run_eval(capsys, "--replay", "--json")
     assert rc == 0
     doc = json.loads(out)
-    assert len(doc["queries"]) == 56
+    assert len(doc["queries"]) == len(load_incidents(BUNDLED_INCIDENTS).incidents)
     for query in doc["queries"]:
         assert query["qid"] not in query["ranked_incident_ids"]
     # The five KeyError incidents are one family: replaying one finds its siblings.

@@ -143,7 +143,8 @@ NOVEL = [
     "Kubernetes node NotReady, kubelet PLEG is not healthy",
     # (an Android crash is no longer novel: the bundled memory has INC-1846)
     "elevator door controllers rebooting in a loop at the Lyon office",
-    "video transcoding pipeline stuck, ffmpeg segfault in worker",
+    # (video transcoding is no longer novel: the bundled memory has INC-2324)
+    "satellite uplink modem loses carrier lock every night at 02:00",
     "SAML single sign-on broken for the admin console",
     "ntp clock skew detected on hosts",
 ]

@@ -39,7 +39,8 @@ def test_json_lists_every_group_and_briefs_the_proven_one(batch_file: Path,
         (40, "no_prior_incident", False), (30, "no_prior_incident", False),
         (29, "no_prior_incident", False), (1, "proven", True)]
     assert set(doc["batch"][0]) == {"key", "alerts", "alert", "state", "top_incident_id",
-                                    "score", "selected"}
+                                    "score", "selected", "match"}
+    assert doc["batch"][0]["match"] is None and doc["batch"][3]["match"] == "strong"
     assert doc["batch"][3]["top_incident_id"] in K_INCIDENTS
 
 

@@ -1,9 +1,12 @@
 """`triage brief --verify` in subprocesses: the audit a user sees beside the briefing.
 
-The overturn case (a fix from reporting-api that made things worse on ledger-api), the
-maintain case (auth-service key rotation, settled by an engineer's answer), the ≥ 85 rule,
-bad input, declared probes from probes.yaml (never run unless allowed, output redacted and
-cleaned), a broken probes.yaml, and the text rendering.
+The overturn case (an alert naming no service: more workers resolved INC-2321 on
+image-service, a close match, and made things worse in INC-2324 on transcode-worker, a looser
+one), the ledger-api alert (its own mitigation leads; the timeout raise that made things worse
+there is only a warning, so there is nothing to overturn), the maintain case (auth-service key
+rotation, settled by an engineer's answer), the ≥ 85 rule, bad input, declared probes from
+probes.yaml on the ledger-api alert (never run unless allowed, output redacted and cleaned), a
+broken probes.yaml, and the text rendering.
 
 Each subprocess costs ~1.5 s, so the module shares one data dir (its index built once, up
 front, so that no briefing carries an "index built" notice) and runs about twenty in all. A
@@ -26,10 +29,17 @@ import pytest
 from tests.conftest import BUNDLED_INCIDENTS
 from tests.test_cli import KEYERROR, brief_json, run_cli
 
-OVERTURN = ("statement timeout errors: queries timing out after 30s, canceling statement due "
-            "to statement timeout (service ledger-api)")
-OVERTURN_FIX = "Raised the database statement timeout from 30s to 120s"
-OVERTURN_OTHER_FIX = "Moved the reconciliation queries to the read replica"
+OVERTURN = ("media queue: jobs waiting, backlog growing, workers falling behind, pods near "
+            "memory limit")
+OVERTURN_FIX = "Raised the worker concurrency from 8 to 32"
+OVERTURN_OTHER_FIX = "Moved long videos to a dedicated batch pool with its own concurrency limit"
+# The alert whose lead used to be overturned: reporting-api's timeout raise made things worse on
+# ledger-api (INC-2318/A1). The verdict never recommends it there: ledger-api's own mitigation
+# leads, unproven, and the raise is a warning.
+LEDGER = ("statement timeout errors: queries timing out after 30s, canceling statement due "
+          "to statement timeout (service ledger-api)")
+LEDGER_FIX = "Moved the reconciliation queries to the read replica"
+TIMEOUT_RAISE = "Raised the database statement timeout from 30s to 120s"
 MAINTAIN = "auth-service logins failing after key rotation"
 MAINTAIN_FIX = "Republished the previous signing key to the JWKS endpoint alongside the new one"
 DISPOSITIONS = {"maintain", "revise", "overturn", "undetermined"}
@@ -90,15 +100,57 @@ def overturn(overturn_run: tuple[dict[str, Any], subprocess.CompletedProcess[str
     return overturn_run[0]
 
 
-def test_overturn_case_is_a_fix_from_another_service_that_worsened_here(
+@pytest.fixture(scope="module")
+def ledger_plain(data_dir: Path) -> dict[str, Any]:
+    """The ledger-api alert briefed without --verify."""
+    return brief_json(LEDGER, data_dir=data_dir)
+
+
+def test_overturn_case_is_a_close_fix_that_made_things_worse_in_a_looser_match(
         plain: dict[str, Any]) -> None:
-    """The premise of the overturn tests, as the briefing without --verify gives it."""
+    """The premise of the overturn tests, as the briefing without --verify gives it: proven
+    by one strong incident, the same change WORSENED in a weak one (not a warning — it is
+    neither the alert's service nor a strong match — but named beside the lead)."""
     assert plain["verification"] is None
+    assert plain["alert_service"] is None
+    assert plain["state"] == "proven"
     assert plain["confidence"]["value"] == 55
     lead = plain["recommendations"][0]
     assert lead["action"] == OVERTURN_FIX
-    assert {e["incident_id"] for e in lead["evidence"]} == {"INC-2305"}
-    assert any(w["action_id"].startswith("INC-2318/") for w in plain["warnings"])
+    assert lead["applies"] == "strong"
+    assert [e["action_id"] for e in lead["evidence"]] == ["INC-2321/A1"]
+    assert [(f["action_id"], f["outcome"]) for f in lead["failed_elsewhere"]] == [
+        ("INC-2324/A1", "WORSENED")]
+    match = {r["incident_id"]: r["match"] for r in plain["recalled"]}
+    assert match == {"INC-2321": "strong", "INC-2324": "weak"}
+    assert plain["warnings"] == []
+
+
+def test_ledger_alert_leads_with_its_own_fix_and_only_warns_of_the_timeout_raise(
+        ledger_plain: dict[str, Any], data_dir: Path) -> None:
+    """The old overturn case: the raise that made things worse on ledger-api is never the
+    lead (nor any recommendation), so --verify has no wrong direction to overturn."""
+    assert ledger_plain["alert_service"] == "ledger-api"
+    assert ledger_plain["state"] == "unproven"
+    assert ledger_plain["confidence"]["value"] == 0
+    lead = ledger_plain["recommendations"][0]
+    assert lead["action"] == LEDGER_FIX
+    assert [(e["action_id"], e["outcome"]) for e in lead["evidence"]] == [
+        ("INC-2318/A2", "MITIGATED")]
+    assert all(r["action"] != TIMEOUT_RAISE for r in ledger_plain["recommendations"])
+    [warning] = ledger_plain["warnings"]
+    assert warning["action_id"] == "INC-2318/A1"
+    assert TIMEOUT_RAISE in warning["text"]
+
+    doc, _ = verify_json(LEDGER, data_dir=data_dir)
+    assert without_verification(doc) == without_verification(ledger_plain)
+    v = doc["verification"]
+    assert v["disposition"] == "undetermined"
+    assert not [q for q in v["questions"] if q["result"] == "refuted"]
+    assert "rerecall" not in by_check(v)
+    assert by_check(v)["same_service"]["result"] == "confirmed"
+    assert by_check(v)["no_worsened"]["result"] == "confirmed"
+    assert "do not apply" not in v["conclusion"] and TIMEOUT_RAISE not in v["conclusion"]
 
 
 def test_verify_overturns_and_leaves_the_briefing_as_it_was(
@@ -108,16 +160,25 @@ def test_verify_overturns_and_leaves_the_briefing_as_it_was(
     assert v["disposition"] == "overturn"
     assert v["confidence"]["value"] == 30
     checks = by_check(v)
-    for check in ("same_service", "no_worsened", "rerecall"):
+    for check in ("no_worsened", "rerecall"):
         assert checks[check]["result"] == "refuted", check
         assert checks[check]["key"] is True, check
+    # one incident only, and the other one recalled failed with it: thin, not a key fact
+    assert (checks["second_incident"]["result"], checks["second_incident"]["key"]) == (
+        "refuted", False)
+    assert checks["second_layer"]["result"] == "confirmed"
+    assert "same_service" not in checks  # the alert names no service: the engineer is asked
     assert OVERTURN_OTHER_FIX in checks["rerecall"]["found"]
-    assert "INC-2318/A2" in checks["rerecall"]["found"]
+    assert "INC-2324/A2" in checks["rerecall"]["found"]
     engineer = [q for q in v["questions"] if q["probe"] == "engineer"]
-    assert len(engineer) == 2
-    assert all(q["result"] == "unknown" and q["missing"] == "needs an engineer"
+    assert len(engineer) == 3
+    assert all(q["result"] == "unknown" and q["missing"] == "needs an engineer" and q["key"]
                for q in engineer)
-    assert f"do not apply “{OVERTURN_FIX}”" in v["conclusion"]
+    assert "Is this alert about image-service, the service of INC-2321?" in [
+        q["text"] for q in engineer]
+    assert f"do not apply “{OVERTURN_FIX}” (INC-2321/A1)" in v["conclusion"]
+    assert "3 of 7 questions refuted (2 key)" in v["conclusion"]
+    assert f"consider “{OVERTURN_OTHER_FIX}” (INC-2324/A2 RESOLVED)" in v["conclusion"]
     # the artifact: on disk under DATA/verifications, the same pass
     artifact = Path(v["artifact"])
     assert artifact.is_file()
@@ -147,16 +208,24 @@ def test_open_questions_are_listed_then_answered_by_id(
     engineer = {q["id"]: q["text"] for q in doc["verification"]["questions"]
                 if q["probe"] == "engineer"}
     assert listed == engineer
-    assert "2 open question(s)" in first.stderr
-    yes_id, no_id = sorted(listed)
+    assert "3 open question(s)" in first.stderr
+    yes_id, no_id, open_id = sorted(listed)
     answered, second = verify_json(OVERTURN, "--answer", f"{yes_id}=yes",
                                    "--answer", f"{no_id}=no", data_dir=data_dir)
     results = {q["id"]: q["result"] for q in answered["verification"]["questions"]}
     assert results[yes_id] == "confirmed"
     assert results[no_id] == "refuted"
+    assert results[open_id] == "unknown"
     assert yes_id not in second.stderr and no_id not in second.stderr
-    assert OPEN_ANSWER.search(second.stderr) is None
-    assert "open question" not in second.stderr
+    # only the question left unanswered is listed again
+    assert dict(OPEN_ANSWER.findall(second.stderr)) == {open_id: listed[open_id]}
+    assert "1 open question(s)" in second.stderr
+
+    every = [arg for qid in sorted(listed) for arg in ("--answer", f"{qid}=yes")]
+    settled, third = verify_json(OVERTURN, *every, data_dir=data_dir)
+    assert all(q["result"] != "unknown" for q in settled["verification"]["questions"])
+    assert OPEN_ANSWER.search(third.stderr) is None
+    assert "open question" not in third.stderr
 
 
 # --- the maintain case -----------------------------------------------------------------------
@@ -191,12 +260,15 @@ def test_maintain_case_is_undetermined_until_the_engineer_answers(data_dir: Path
 # --- needed below 85 only --------------------------------------------------------------------
 
 def _three_alike(path: Path) -> Path:
-    """Three incidents on one service, each resolved by the same action: tier 3, ≥ 90."""
+    """Three recurrences of one failure on one service (each declared related to the others,
+    so they do not compete for the same alert), each resolved by the same action: tier 3, ≥ 90."""
+    ids = ("INC-9010", "INC-9020", "INC-9030")
     blocks = [textwrap.dedent(f"""\
         - id: INC-90{n}0
           title: Billing exporter stuck on a full spool disk
           service: billing-exporter
           started_at: {day}T08:00:00Z
+          related: [{", ".join(i for i in ids if i != f"INC-90{n}0")}]
           severity: SEV3
           symptoms: >-
             billing-exporter stopped shipping invoices; its spool disk was at 100% and the
@@ -220,6 +292,7 @@ def test_not_needed_at_85_or_more_unless_always(tmp_path: Path) -> None:
     data = tmp_path / "data"
     alert = "billing-exporter spool disk full, invoices not shipping"
     doc, _ = verify_json(alert, data_dir=data, incidents=incidents)
+    assert doc["state"] == "proven"
     assert doc["confidence"]["value"] >= 85
     v = doc["verification"]
     assert v["status"] == "not_needed"
@@ -342,14 +415,14 @@ def test_declared_probe_waits_for_allow_probe(tmp_path: Path, probe_script: Path
     incidents = _memory_with_probes(tmp_path, _probe(
         "ledger-ok", "Is {service} passing its health check?", marker, probe_script, "ok")
         + _elsewhere(tmp_path, probe_script))
-    doc, result = verify_json(OVERTURN, data_dir=data_dir, incidents=incidents)
+    doc, result = verify_json(LEDGER, data_dir=data_dir, incidents=incidents)
     checks = by_check(doc["verification"])
     question = checks["ledger-ok"]
     assert question["probe"] == "declared"
     assert question["result"] == "unknown"
     assert question["missing"].startswith("needs confirmation")
     expected = [sys.executable, str(probe_script), str(marker), "ok",
-                "--service=ledger-api", "--incident=INC-2305"]
+                "--service=ledger-api", "--incident=INC-2318"]
     assert question["argv"] == expected
     assert question["text"] == "Is ledger-api passing its health check?"
     assert not marker.exists()  # never run without --allow-probe
@@ -369,11 +442,11 @@ def test_allowed_probes_run_and_answer_by_their_rules(tmp_path: Path, probe_scri
                  bad_marker, probe_script, "bad")
         + _elsewhere(tmp_path, probe_script))
     doc, result = verify_json(
-        OVERTURN, "--allow-probe", "ledger-ok", "--allow-probe", "ledger-bad",
+        LEDGER, "--allow-probe", "ledger-ok", "--allow-probe", "ledger-bad",
         "--allow-probe", "elsewhere", "--allow-probe", "nosuch",
         data_dir=data_dir, incidents=incidents)
     checks = by_check(doc["verification"])
-    assert ok_marker.read_text(encoding="utf-8") == "--service=ledger-api --incident=INC-2305"
+    assert ok_marker.read_text(encoding="utf-8") == "--service=ledger-api --incident=INC-2318"
     assert bad_marker.exists()
     assert checks["ledger-ok"]["result"] == "confirmed"
     assert checks["ledger-ok"]["output"].strip() == "status=ok"
@@ -393,7 +466,7 @@ def test_probe_output_is_redacted_cleaned_and_kept_literal(tmp_path: Path, probe
     marker = tmp_path / "ran-loud"
     incidents = _memory_with_probes(tmp_path, _probe(
         "loud", "Is {service} passing its loud check?", marker, probe_script, "ok", "--loud"))
-    doc, result = verify_json(OVERTURN, "--allow-probe", "loud", data_dir=data_dir,
+    doc, result = verify_json(LEDGER, "--allow-probe", "loud", data_dir=data_dir,
                               incidents=incidents)
     assert marker.exists()
     question = by_check(doc["verification"])["loud"]
@@ -416,7 +489,7 @@ def test_probe_output_is_redacted_cleaned_and_kept_literal(tmp_path: Path, probe
 
 
 def test_broken_probes_file_fails_the_verification_not_the_briefing(
-        tmp_path: Path, plain: dict[str, Any], data_dir: Path) -> None:
+        tmp_path: Path, ledger_plain: dict[str, Any], data_dir: Path) -> None:
     probes = textwrap.dedent("""\
         - name: typo
           description: A probe with a field nobody knows
@@ -439,7 +512,7 @@ def test_broken_probes_file_fails_the_verification_not_the_briefing(
     lines = probes.splitlines()
     colour = next(n for n, line in enumerate(lines, 1) if "colour:" in line)
     program = next(n for n, line in enumerate(lines, 1) if '"{service}", "x"' in line)
-    result = run_cli("brief", "--verify", OVERTURN, "--json", data_dir=data_dir,
+    result = run_cli("brief", "--verify", LEDGER, "--json", data_dir=data_dir,
                      incidents=incidents)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
@@ -451,7 +524,7 @@ def test_broken_probes_file_fails_the_verification_not_the_briefing(
     doc = json.loads(result.stdout)
     assert doc["verification"]["status"] == "failed"
     assert doc["verification"]["artifact"] is None
-    assert without_verification(doc) == without_verification(plain)
+    assert without_verification(doc) == without_verification(ledger_plain)
     assert incidents.read_bytes() == before
     # `triage check` finds the same problems before anyone is paged.
     checked = run_cli("check", data_dir=data_dir, incidents=incidents)

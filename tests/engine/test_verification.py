@@ -33,11 +33,13 @@ from console.engine.verify import verify
 from store.models import ActionOutcome
 from store.recall import Recall
 from tests.engine.test_verify import (
+    DRAIN,
     FLUSH,
     LEXICAL_TWO,
     NOW,
     PROVEN,
     RESTART,
+    WITHOUT_INC_7,
     WRONG_DIRECTION,
     briefed,
     by_check,
@@ -47,11 +49,9 @@ from tests.engine.test_verify import (
 )
 from tests.recalls import act, recall_of
 
-# The re-recall without INC-7: INC-8's own record points to another fix.
-ELSEWHERE = recall_of(inc(
-    "INC-8", act("A1", RESTART, "WORSENED", "Every pod reconnected and exhausted the pool"),
-    act("A2", "Drained traffic one zone at a time", "RESOLVED", "No reconnect storm"),
-    service="checkout"))
+# The re-recall of WRONG_DIRECTION (an alert naming no service, like the bundled F6 pair)
+# without INC-7: INC-8's own record points to another fix.
+ELSEWHERE = WITHOUT_INC_7
 
 
 class Rerecall:
@@ -94,14 +94,13 @@ def test_verification_is_needed_below_85_only() -> None:
 
 def test_a_suspicious_direction_escalates_to_a_re_recall_without_the_anchors() -> None:
     rerecall = Rerecall(ELSEWHERE)
-    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service="checkout",
+    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service=None,
                     now=NOW, rerecall=rerecall)
     assert rerecall.hidden == [frozenset({"INC-7"})]
     again = by_check(result, "independent re-recall")
-    assert again["result"] == "refuted" and "Drained traffic one zone at a time" in again["found"]
+    assert again["result"] == "refuted" and DRAIN in again["found"]
     assert result["disposition"] == "overturn"
-    assert "consider “Drained traffic one zone at a time” (INC-8/A2 RESOLVED)" in \
-        result["conclusion"]
+    assert f"consider “{DRAIN}” (INC-8/A2 RESOLVED)" in result["conclusion"]
 
 
 def test_a_re_recall_that_finds_the_same_fix_confirms_it() -> None:
@@ -121,7 +120,7 @@ def test_a_well_supported_briefing_never_escalates() -> None:
 
 
 def test_a_re_recall_with_nothing_to_offer_is_unknown_with_why() -> None:
-    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service="checkout",
+    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service=None,
                     now=NOW, rerecall=Rerecall(recall_of()))
     again = by_check(result, "independent re-recall")
     assert again["result"] == "unknown" and "no other fix" in again["missing"]
@@ -200,7 +199,7 @@ def test_a_bundled_question_in_probes_yaml_is_refused_when_declared(tmp_path: Pa
 # --- the artifact ----------------------------------------------------------------------------
 
 def test_the_artifact_holds_the_whole_pass_and_validates(tmp_path: Path) -> None:
-    result, _ = run_pass(briefed(WRONG_DIRECTION), WRONG_DIRECTION, service="checkout",
+    result, _ = run_pass(briefed(WRONG_DIRECTION), WRONG_DIRECTION, service=None,
                          data_dir=tmp_path, rerecall=Rerecall(ELSEWHERE), now=NOW)
     path = Path(result["artifact"])
     assert path.parent == tmp_path / "verifications"
@@ -222,8 +221,10 @@ def test_an_invalid_result_is_a_failed_pass_and_writes_nothing(tmp_path: Path) -
 
 
 def test_maintain_with_a_refuted_question_is_not_a_valid_artifact(tmp_path: Path) -> None:
-    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service="checkout",
+    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service=None,
                     now=NOW)
+    assert [q["check"] for q in result["questions"] if q["result"] == "refuted"] == [
+        "second_incident", "no_worsened"]
     result["disposition"] = "maintain"
     written = write_artifact(result, briefed(WRONG_DIRECTION), WRONG_DIRECTION, tmp_path, NOW)
     assert written["status"] == "failed" and "refuted" in written["error"]
@@ -241,7 +242,7 @@ def test_a_crash_in_the_pass_is_a_failed_verification_not_a_traceback(tmp_path: 
     def broken(hidden: frozenset[str]) -> Recall:
         raise RuntimeError("index went away")
 
-    result, made = run_pass(briefed(WRONG_DIRECTION), WRONG_DIRECTION, service="checkout",
+    result, made = run_pass(briefed(WRONG_DIRECTION), WRONG_DIRECTION, service=None,
                             data_dir=tmp_path, rerecall=broken, now=NOW)
     assert made is None and result["status"] == "failed"
     assert "index went away" in result["error"] and "unchanged" in result["error"]
@@ -271,8 +272,9 @@ def test_the_alert_service_comes_from_its_label_or_the_one_service_it_names() ->
 # --- into the postmortem ---------------------------------------------------------------------
 
 def test_carried_rows_are_verify_checks_and_the_refuted_fix_pre_filled() -> None:
-    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service="checkout",
+    result = verify(briefed(WRONG_DIRECTION), WRONG_DIRECTION, alert_service=None,
                     now=NOW, rerecall=Rerecall(ELSEWHERE))
+    assert result["disposition"] == "overturn"
     rows = carry_rows(result, briefed(WRONG_DIRECTION))
     settled = [q for q in result["questions"] if q["result"] != "unknown"]
     checks = [r for r in rows if r.kind == "verify"]

@@ -31,6 +31,7 @@ from tests.recalls import act, recall_of
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 FLUSH = "Flushed the payment-schema cache"
 RESTART = "Restarted all checkout pods at once"
+DRAIN = "Drained traffic one zone at a time"
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -77,11 +78,16 @@ def by_check(result: dict[str, Any], fragment: str) -> dict[str, Any]:
 
 # Three incidents of the alert's own service, each resolved by the same fix.
 PROVEN = hybrid(recall_of(flushed("INC-1"), flushed("INC-2"), flushed("INC-3")))
-# A fix cited from another service, and the same fix made things worse on the alert's one.
-WRONG_DIRECTION = recall_of(
+# The bundled F6 pair (INC-2321 / INC-2324) in small: a fix that resolved a close (strong)
+# match, INC-7, and made things worse in a looser (weak) one, INC-8, whose own fix is another.
+# The bar sits between their scores (0.90 and 0.89), so the verdict still leads with the fix,
+# proven, and names INC-8's failure beside it: only verification can doubt it.
+WRONG_DIRECTION = dataclasses.replace(recall_of(
     inc("INC-7", act("A1", RESTART, "RESOLVED", "Pods came back clean"), service="payments-api"),
     inc("INC-8", act("A1", RESTART, "WORSENED", "Every pod reconnected and exhausted the pool"),
-        service="checkout"))
+        act("A2", DRAIN, "RESOLVED", "No reconnect storm"), service="checkout")), strong=0.895)
+# The re-recall of WRONG_DIRECTION without INC-7: INC-8's own record points to another fix.
+WITHOUT_INC_7 = dataclasses.replace(WRONG_DIRECTION, incidents=WRONG_DIRECTION.incidents[1:])
 # Two incidents behind the fix, lexical recall only.
 LEXICAL_TWO = recall_of(flushed("INC-1"), flushed("INC-2"))
 
@@ -287,12 +293,38 @@ def test_engineer_answers_change_the_disposition(answer: str | None, disposition
 
 # --- synthesis -------------------------------------------------------------------------------
 
-def test_fix_from_another_service_contradicted_by_worsened_is_overturned() -> None:
-    result = run(WRONG_DIRECTION, service="checkout")
+def test_the_wrong_direction_premise_is_a_proven_lead_with_a_failure_elsewhere() -> None:
+    """What the verdict gives for WRONG_DIRECTION: the lead stands, proven; the WORSENED of
+    the weak match is named beside it, not a warning — the doubt is verification's to raise."""
+    briefing = briefed(WRONG_DIRECTION)
+    assert briefing.state == "proven" and briefing.confidence.value == 55
+    lead = briefing.recommendations[0]
+    assert lead.action == RESTART and lead.applies == "strong"
+    assert [e.action_id for e in lead.evidence] == ["INC-7/A1"]
+    assert [e.action_id for e in lead.failed_elsewhere] == ["INC-8/A1"]
+    assert briefing.warnings == []
+
+
+def test_a_close_fix_that_made_things_worse_in_a_looser_match_is_overturned() -> None:
+    """The alert names no service: the WORSENED record and an independent re-recall without
+    INC-7 that leads to INC-8's own fix are two key facts refuted, whatever the engineer says
+    of the service."""
+    recall = hybrid(WRONG_DIRECTION)  # found by meaning too, as the bundled pair is
+    result = verify(briefed(recall), recall, alert_service=None, now=NOW,
+                    rerecall=lambda hidden: WITHOUT_INC_7)
     assert result["disposition"] == "overturn"
-    assert result["confidence"]["value"] <= 30
+    assert result["confidence"]["value"] == 30  # one layer (meaning) 50, overturn caps at 30
+    refuted = {q["check"] for q in result["questions"] if q["result"] == "refuted" and q["key"]}
+    assert refuted == {"no_worsened", "rerecall"}
     assert result["conclusion"].count(" → ") == 2
-    assert f"do not apply “{RESTART}”" in result["conclusion"]
+    assert f"do not apply “{RESTART}” (INC-7/A1)" in result["conclusion"]
+    assert f"consider “{DRAIN}” (INC-8/A2 RESOLVED)" in result["conclusion"]
+    yes = {q["id"]: "yes" for q in result["questions"] if q["probe"] == "engineer"}
+    assert any("Is this alert about payments-api" in q["text"] for q in result["questions"]
+               if q["id"] in yes)
+    answered = verify(briefed(recall), recall, yes, alert_service=None, now=NOW,
+                      rerecall=lambda hidden: WITHOUT_INC_7)
+    assert (answered["disposition"], answered["confidence"]["value"]) == ("overturn", 30)
 
 
 def test_only_one_refuted_direction_is_revise_not_overturn() -> None:

@@ -1,8 +1,10 @@
 """The verification overlay (F6), driven by keys through Pilot on the bundled memory.
 
-The overturn case: a ledger-api alert whose lead fix was cited from reporting-api, while
-ledger-api's own record shows that fix made things worse (INC-2305 / INC-2318). The maintain
-case: auth-service key rotation, two incidents resolved by the same fix (INC-1561 / INC-1838).
+The overturn case: an alert naming no service whose lead fix, more workers, resolved a close
+match (INC-2321, image-service) and made things worse in a looser one (INC-2324,
+transcode-worker). The maintain case: auth-service key rotation, two incidents resolved by the
+same fix (INC-1561 / INC-1838). Declared probes need the alert's service: they run on the
+ledger-api alert (its own mitigation, INC-2318/A2, leads).
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ from console.ui.widgets.verification_panel import VerificationPanel
 from tests.conftest import BUNDLED_INCIDENTS
 
 SIZE = (120, 40)
-OVERTURN = ("statement timeout errors: queries timing out after 30s, canceling statement due "
-            "to statement timeout (service ledger-api)")
+OVERTURN = ("media queue: jobs waiting, backlog growing, workers falling behind, pods near "
+            "memory limit")
+OVERTURN_FIX = "Raised the worker concurrency from 8 to 32"
+LEDGER = ("statement timeout errors: queries timing out after 30s, canceling statement due "
+          "to statement timeout (service ledger-api)")
 MAINTAIN = "auth-service logins failing after key rotation"
 
 
@@ -85,7 +90,7 @@ async def test_overturn_beside_the_unchanged_briefing_with_two_answers_by_key(
         await brief(pilot, app, OVERTURN)
         before = briefing_text(app)
         confidence_title = app.screen.query_one("#confidence").border_title
-        assert "Raised the database statement timeout" in before
+        assert OVERTURN_FIX in before
         await pilot.press("f6")
         await settle(pilot, app)
 
@@ -96,8 +101,9 @@ async def test_overturn_beside_the_unchanged_briefing_with_two_answers_by_key(
         assert "OVERTURN" in head(app) and "confidence 30" in head(app)
 
         engineer = [q for q in panel(app).questions if q["probe"] == "engineer"]
-        assert len(engineer) == 2 and all(q["result"] == "unknown" for q in engineer)
-        symptoms, cause = engineer
+        assert len(engineer) == 3 and all(q["result"] == "unknown" for q in engineer)
+        service, symptoms, cause = engineer
+        assert "Is this alert about image-service" in service["text"]
         await highlight(pilot, app, symptoms["id"])
         await pilot.press("n")
         await settle(pilot, app)
@@ -107,13 +113,14 @@ async def test_overturn_beside_the_unchanged_briefing_with_two_answers_by_key(
 
         assert question(app, symptoms["id"])["result"] == "refuted"
         assert question(app, cause["id"])["result"] == "confirmed"
+        assert question(app, service["id"])["result"] == "unknown"
         result = panel(app).result
         assert result is not None and result["disposition"] == "overturn"
         assert result["confidence"]["value"] == 30
         assert "OVERTURN" in head(app) and "confidence 30" in head(app)
         assert "engineer" in result["confidence"]["derivation"]
-        assert "do not apply “Raised the database statement timeout" in head(app)
-        assert "Moved the reconciliation queries to the read replica" in head(app)
+        assert f"do not apply “{OVERTURN_FIX}”" in head(app)
+        assert "Moved long videos to a dedicated batch pool" in head(app)
         # The original is exactly as it was.
         assert briefing_text(app) == before
         assert app.screen.query_one("#confidence").border_title == confidence_title
@@ -176,7 +183,7 @@ async def test_ctrl_r_carries_the_results_into_the_postmortem_form(
                    and q["evidence_sha256"][:16] in r["explanation"]
                    for q, r in zip(settled, checks, strict=True))
         (fix,) = [r for r in rows if r["kind"] != "verify"]
-        assert fix["action"] == "Raised the database statement timeout from 30s to 120s"
+        assert fix["action"] == OVERTURN_FIX
         assert fix["outcome"] == "WORSENED" and fix["confirmed"] is False
 
 
@@ -239,7 +246,7 @@ async def test_a_declared_probe_runs_only_after_c_with_its_argv_on_screen(
 """)
     app = app_on(incidents, bundled_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await brief(pilot, app, OVERTURN)
+        await brief(pilot, app, LEDGER)
         await pilot.press("f6")
         await settle(pilot, app)
         (probe,) = [q for q in panel(app).questions if q["probe"] == "declared"]
@@ -302,7 +309,7 @@ async def test_the_console_answers_while_a_probe_runs(tmp_path: Path,
 """)
     app = app_on(incidents, bundled_data_dir)
     async with app.run_test(size=SIZE) as pilot:
-        await brief(pilot, app, OVERTURN)
+        await brief(pilot, app, LEDGER)
         await pilot.press("f6")
         await settle(pilot, app)
         (probe,) = [q for q in panel(app).questions if q["probe"] == "declared"]

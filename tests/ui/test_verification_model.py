@@ -60,7 +60,7 @@ async def test_a_slow_model_does_not_hold_back_the_memorys_results(
         assert len(fake_ollama.chat_requests()) == 2 and not gate.is_set()
         assert "OVERTURN" in head(app) and "confidence 30" in head(app)
         assert "the model is phrasing the questions (up to 30 s)" in head(app)
-        symptoms, cause = [q for q in panel(app).questions if q["probe"] == "engineer"]
+        _, symptoms, cause = [q for q in panel(app).questions if q["probe"] == "engineer"]
 
         # The engineer answers while the model is still thinking.
         await highlight(pilot, app, symptoms["id"])
@@ -72,14 +72,13 @@ async def test_a_slow_model_does_not_hold_back_the_memorys_results(
         # The model answers (with a question id it was given): its words join, nothing else
         # changes, and the answer given meanwhile is kept.
         held.content = json.dumps({"phrasings": [
-            {"id": cause["id"], "text": "Was the ledger slowed by its own reconciliation?"}],
+            {"id": cause["id"], "text": "Were the jobs slowed by slow storage reads?"}],
             "probes": []})
         gate.set()
         await until(pilot, lambda: "the model is phrasing" not in head(app), "the model's part")
         await settle(pilot, app)
         await highlight(pilot, app, cause["id"])
-        assert "the model's words: Was the ledger slowed by its own reconciliation?" in detail(
-            app)
+        assert "the model's words: Were the jobs slowed by slow storage reads?" in detail(app)
         assert question(app, symptoms["id"])["result"] == "refuted"
         result = panel(app).result
         assert result is not None and result["disposition"] == "overturn"

@@ -2,9 +2,10 @@
 
 A recalled similar record is not yet an applicable fix. Each recalled incident gets one scalar,
 its *applicability*: the fused relevance plus ``margin_weight`` times its margin over the best
-other candidate that is not a known recurrence of it (``related``, either direction) — a record
-that only narrowly beats an unrelated one is weaker evidence than one that stands alone, while a
-family of recurrences does not compete with itself. The class comes from it and the service:
+other candidate that is not the same failure (``related``, either direction, or a recalled
+incident resolved or mitigated by the same fix) — a record that only narrowly beats a rival is
+weaker evidence than one that stands alone, while a family of recurrences, declared or not,
+does not compete with itself. The class comes from it and the service:
 
 - ``strong``    applicability reaches the calibrated ``strong`` bar (or the incident is a known
                 recurrence of one that does) and the service fits: the same failure;
@@ -24,7 +25,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from console.engine.briefing import Match
-from store.recall import Recall
+from console.engine.fixes import SAME_FIX_OVERLAP, overlap
+from store.recall import Recall, RecalledIncident
+from store.terms import terms
 
 MATCH_RANK: Mapping[Match, int] = {"strong": 2, "elsewhere": 1, "weak": 0}
 MATCH_WORDS: Mapping[Match, str] = {
@@ -86,6 +89,25 @@ def read_service(text: str, label: str | None, services: Collection[str]) -> Ser
     return ServiceRead()
 
 
+def _families(incidents: tuple[RecalledIncident, ...]) -> dict[str, set[str]]:
+    """Who is the same failure as whom: declared recurrences, and recalled incidents that the
+    same fix resolved or mitigated (a team that never filled ``related`` still has families)."""
+    family: dict[str, set[str]] = {i.incident_id: set() for i in incidents}
+    for incident in incidents:
+        for other in incident.related:
+            family[incident.incident_id].add(other)
+            family.setdefault(other, set()).add(incident.incident_id)
+    fixes = {i.incident_id: [set(terms(a.action)) for a in i.actions if a.outcome.is_fix]
+             for i in incidents}
+    for n, left in enumerate(incidents):
+        for right in incidents[n + 1:]:
+            if any(overlap(a, b) >= SAME_FIX_OVERLAP
+                   for a in fixes[left.incident_id] for b in fixes[right.incident_id]):
+                family[left.incident_id].add(right.incident_id)
+                family[right.incident_id].add(left.incident_id)
+    return family
+
+
 @dataclass(frozen=True)
 class Applicability:
     """One recalled incident's applicability to the alert, and its class."""
@@ -99,11 +121,7 @@ class Applicability:
 
 def applicability(recall: Recall, service: ServiceRead) -> dict[str, Applicability]:
     """Every recalled incident's applicability and match class (see the module docstring)."""
-    related: dict[str, set[str]] = {}
-    for incident in recall.incidents:
-        related.setdefault(incident.incident_id, set()).update(incident.related)
-        for other in incident.related:
-            related.setdefault(other, set()).add(incident.incident_id)
+    related = _families(recall.incidents)
     fused = {r.incident_id: r.score for r in recall.ranked}
     for incident in recall.incidents:
         fused.setdefault(incident.incident_id, incident.score)

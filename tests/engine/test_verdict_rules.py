@@ -107,3 +107,25 @@ def test_a_family_of_recurrences_does_not_compete_with_itself() -> None:
     matches = applicability(recall, ServiceRead())
     assert {m.match for m in matches.values()} == {"strong"}
     assert matches["INC-1"].margin == pytest.approx(0.9)  # no other incident: no rival
+
+
+def test_undeclared_recurrences_resolved_by_the_same_fix_do_not_cancel_out() -> None:
+    """Three look-alike incidents nobody linked with ``related``: each one's margin over the
+    others is zero, yet they are the same failure, fixed the same way — PROVEN at 94."""
+    recall = with_bar(recall_of(resolved("INC-1"), resolved("INC-2"), resolved("INC-3")),
+                      strong=0.95, weight=1.0)
+    recall = dataclasses.replace(recall, incidents=tuple(
+        dataclasses.replace(i, score=0.9) for i in recall.incidents), ranked=())
+    judged = verdict(recall, HERE)
+    assert {m.match for m in judged.matches.values()} == {"strong"}
+    assert judged.state == "proven" and judged.confidence.value == 94
+
+
+def test_a_shared_action_that_failed_in_one_is_no_family() -> None:
+    """The same change resolved one and made the other worse: they compete (the F6 pair)."""
+    good = resolved("INC-1", action="Raised the worker concurrency from 8 to 32")
+    bad = incident("INC-2", act("A1", "Raised the worker concurrency from 8 to 32", "WORSENED",
+                                "memory blew up"))
+    recall = with_bar(recall_of(good, bad), strong=0.95, weight=1.0)
+    matches = applicability(recall, ServiceRead())
+    assert matches["INC-1"].margin == pytest.approx(0.01)

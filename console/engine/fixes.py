@@ -32,14 +32,27 @@ def overlap(left: set[str], right: set[str]) -> float:
 
 
 def group_fixes(actions: list[RecalledAction]) -> list[FixGroup]:
-    """Group recalled actions by what was done, so "resolved 5 of 5" can be counted."""
-    groups: list[FixGroup] = []
-    for action in actions:
-        action_terms = set(terms(action.action))
-        match = next((g for g in groups if overlap(g.terms, action_terms) >= SAME_FIX_OVERLAP),
-                     None)
-        if match is None:
-            match = FixGroup(action_terms)
-            groups.append(match)
-        match.members.append(action)
-    return groups
+    """Group recalled actions by what was done, so "resolved 5 of 5" can be counted.
+
+    Two actions are the same fix when their wording overlaps ≥ SAME_FIX_OVERLAP; groups are
+    the connected sets of that relation, so the grouping does not depend on the order the
+    actions were recalled in (a chain A~B~C is one fix even when A and C overlap less).
+    Groups keep the order of their first member."""
+    words = [set(terms(action.action)) for action in actions]
+    parent = list(range(len(actions)))
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for left in range(len(actions)):
+        for right in range(left + 1, len(actions)):
+            if overlap(words[left], words[right]) >= SAME_FIX_OVERLAP:
+                parent[root(right)] = root(left)
+    groups: dict[int, FixGroup] = {}
+    for n, action in enumerate(actions):
+        group = groups.setdefault(root(n), FixGroup(words[n]))
+        group.members.append(action)
+    return list(groups.values())

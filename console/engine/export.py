@@ -17,8 +17,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from console.engine.applicability import MATCH_WORDS
 from console.engine.briefing import Briefing, Evidence
-from console.engine.report import GROUP_STATE_LABEL, STATE_LABEL
+from console.engine.report import (
+    GROUP_STATE_LABEL,
+    TRIED_WHY,
+    applies_words,
+    fix_mark,
+    match_tag,
+    shorten,
+    state_label,
+)
 from store.text import clean
 
 _ID = re.compile(r"[A-Za-z0-9._/-]+")
@@ -66,7 +75,7 @@ def briefing_markdown(briefing: Briefing) -> str:
     """The briefing as Markdown: state, warnings first, fixes with evidence, steps, confidence
     and its derivation, verification, alert groups, sources and notices, recalled memory."""
     model = f" ({literal(briefing.model)})" if briefing.model else ""
-    lines = [f"### Triage briefing — {STATE_LABEL[briefing.state]}", "",
+    lines = [f"### Triage briefing — {literal(state_label(briefing))}", "",
              f"**Source:** {briefing.source}{model}"]
     briefed = next((n for n, g in enumerate(briefing.batch, 1) if g.selected), None)
     if briefed is not None:
@@ -80,21 +89,40 @@ def briefing_markdown(briefing: Briefing) -> str:
     if briefing.warnings:
         lines += ["#### ⚠ Warnings — recorded actions that made things worse", ""]
         for warning in briefing.warnings:
-            line = f"- ⚠ {literal(warning.text)} — {cite(warning.action_id)} WORSENED"
+            tag = match_tag(warning.match)
+            line = (f"- ⚠ {literal(tag) + ' ' if tag else ''}{literal(warning.text)} — "
+                    f"{cite(warning.action_id)} WORSENED")
             if warning.explanation and warning.explanation not in warning.text:
                 line += f"; why: {literal(warning.explanation)}"
             lines.append(line)
         lines.append("")
     if briefing.recommendations:
-        lines += ["#### Recommendations — what worked before", ""]
+        lines += ["#### Recommendations — what worked before", "",
+                  "✓ proven here · ~ not yet proven here · ? a lead to check", ""]
         for number, rec in enumerate(briefing.recommendations, 1):
-            lines.append(f"{number}. {literal(rec.action)}")
+            lines.append(f"{number}. {fix_mark(rec)} {literal(rec.action)}")
+            lines.append(f"   - applies: {literal(applies_words(rec, briefing.alert_service))}")
             if rec.model_note:
                 lines.append(f"   - the model's words: {literal(rec.model_note)}")
             lines.append(f"   - evidence: {_evidence(rec.evidence)} "
                          f"({rec.resolved} of {rec.tried} resolved)")
+            if rec.failed_strong:
+                lines.append(f"   - did not work in this failure: {_evidence(rec.failed_strong)}")
             if rec.failed_elsewhere:
                 lines.append(f"   - failed elsewhere: {_evidence(rec.failed_elsewhere)}")
+        lines.append("")
+    if briefing.runner_up is not None:
+        runner = briefing.runner_up
+        lines += [f"**Runner-up (nearly as close a match):** {literal(runner.action)} — "
+                  f"{cite(runner.action_id)}", ""]
+    if briefing.model_reading:
+        lines += [f"**The model's reading: none of these fixes applies** — "
+                  f"{literal(briefing.model_reading)}", ""]
+    if briefing.tried_without_effect:
+        lines += ["#### Tried without effect in this failure", ""]
+        lines += [f"- {literal(t.text)} — {cite(t.action_id)}"
+                  + (f": {literal(shorten(t.explanation, TRIED_WHY))}" if t.explanation else "")
+                  for t in briefing.tried_without_effect]
         lines.append("")
     if briefing.likely_cause:
         lines += [f"**Likely cause (the model's reading):** {literal(briefing.likely_cause)}", ""]
@@ -135,7 +163,8 @@ def briefing_markdown(briefing: Briefing) -> str:
             what = record.action or record.title
             flag = " · quarantined, never evidence" if record.quarantined else ""
             lines.append(f"- {cite(record.action_id or record.incident_id)} {outcome} "
-                         f"{record.score:.2f} — {literal(record.service)} · {literal(what)}{flag}")
+                         f"{record.score:.2f} · {MATCH_WORDS[record.match]} — "
+                         f"{literal(record.service)} · {literal(what)}{flag}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from console.engine.briefing import AlertGroup, Briefing
+from console.engine.applicability import MATCH_WORDS
+from console.engine.briefing import AlertGroup, Briefing, Match, Recommendation
 
 STATE_LABEL = {
     "proven": "PROVEN FIX IN MEMORY",
@@ -12,11 +13,53 @@ STATE_LABEL = {
     "no_prior_incident": "NO PRIOR INCIDENT",
 }
 GROUP_STATE_LABEL = {"proven": "PROVEN", "unproven": "UNPROVEN", "no_prior_incident": "NO PRIOR"}
+# What was tried without effect is one short line: the explanation is cut to this many characters.
+TRIED_WHY = 90
+
+
+def state_label(briefing: Briefing) -> str:
+    """The state's label; a lead proven only on other services says where, and not here."""
+    lead = briefing.recommendations[0] if briefing.recommendations else None
+    if (briefing.state == "unproven" and lead is not None and lead.applies == "elsewhere"
+            and lead.proven_on):
+        return f"SIMILAR INCIDENTS, PROVEN ON {', '.join(lead.proven_on)}, NOT YET HERE"
+    return STATE_LABEL[briefing.state]
+
+
+def fix_mark(rec: Recommendation) -> str:
+    """✓ only for a fix that resolved this same failure; ~ proven elsewhere or only mitigated;
+    ? a lead from a merely similar incident."""
+    if rec.applies == "strong" and rec.resolved > 0:
+        return "✓"
+    return "?" if rec.applies == "weak" else "~"
+
+
+def applies_words(rec: Recommendation, alert_service: str | None) -> str:
+    """How the fix applies to this alert, in words."""
+    if rec.applies == "elsewhere":
+        return (f"proven on {', '.join(rec.proven_on) or 'another service'}, not yet on "
+                f"{alert_service or 'this service'}")
+    if rec.applies == "weak":
+        return "a lead to check — similar incident, not proof"
+    if rec.resolved:
+        return "same failure — proven"
+    return "same failure — mitigated only, not a proven fix"
+
+
+def match_tag(match: Match | None) -> str:
+    """A warning's class in words when it is not the same failure (empty otherwise)."""
+    return f"({MATCH_WORDS[match]}) " if match in ("weak", "elsewhere") else ""
+
+
+def shorten(text: str, room: int) -> str:
+    """``text`` on one line, cut with "…" to ``room`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= room else flat[:max(room - 1, 0)].rstrip() + "…"
 
 
 def briefing_text(briefing: Briefing) -> str:
     """Render a briefing for a terminal or a log; every line is grounded in the result."""
-    lines = [f"[{STATE_LABEL[briefing.state]}] source: {briefing.source}"
+    lines = [f"[{state_label(briefing)}] source: {briefing.source}"
              + (f" ({briefing.model})" if briefing.model else "")]
     briefed = next((n for n, g in enumerate(briefing.batch, 1) if g.selected), None)
     if briefed is not None:
@@ -29,19 +72,37 @@ def briefing_text(briefing: Briefing) -> str:
     lines += ["", reading + briefing.summary, ""]
     if briefing.warnings:
         lines.append("Warnings — recorded actions that made things worse:")
-        lines += [f"  ⚠ {w.text}" for w in briefing.warnings]
+        lines += [f"  ⚠ {match_tag(w.match)}{w.text}" for w in briefing.warnings]
         lines.append("")
     if briefing.recommendations:
-        lines.append("Recommendations — what worked before:")
+        lines.append("Recommendations — what worked before (✓ proven here, ~ not yet proven "
+                     "here, ? a lead to check):")
         for number, rec in enumerate(briefing.recommendations, 1):
             cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
-            lines.append(f"  {number}. {rec.action}")
+            lines.append(f"  {number}. {fix_mark(rec)} {rec.action}")
+            lines.append(f"     applies: {applies_words(rec, briefing.alert_service)}")
             if rec.model_note:
                 lines.append(f"     the model's words: {rec.model_note}")
             lines.append(f"     evidence: {cites} ({rec.resolved} of {rec.tried} resolved)")
+            if rec.failed_strong:
+                failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_strong)
+                lines.append(f"     did not work in this failure: {failed}")
             if rec.failed_elsewhere:
                 failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
                 lines.append(f"     failed elsewhere: {failed}")
+        lines.append("")
+    if briefing.runner_up is not None:
+        runner = briefing.runner_up
+        lines += [f"Runner-up (nearly as close a match): {runner.action} — {runner.action_id}",
+                  ""]
+    if briefing.model_reading:
+        lines += [f"The model's reading: none of these fixes applies — {briefing.model_reading}",
+                  ""]
+    if briefing.tried_without_effect:
+        lines.append("Tried without effect in this failure:")
+        lines += [f"  · {t.text} — {t.action_id}" + (f": {shorten(t.explanation, TRIED_WHY)}"
+                                                       if t.explanation else "")
+                  for t in briefing.tried_without_effect]
         lines.append("")
     if briefing.likely_cause:
         lines += [f"Likely cause (the model's reading): {briefing.likely_cause}", ""]

@@ -17,11 +17,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from console.engine.alert import parse_alert
-from console.engine.briefing import Briefing, Step
+from console.engine.briefing import Briefing, Evidence, RunnerUp, Step, TriedWithoutEffect
 from console.engine.engine import TriageEngine
 from console.engine.export import ZERO_WIDTH, briefing_markdown, literal, write_markdown
 from console.engine.report import briefing_text
 from console.engine.verify import verify
+from store.models import ActionOutcome
 
 CITATION = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")
 PAYMENTS_ALERT = "payments-api: connection timeouts to Postgres, HikariPool exhausted, p99 4s"
@@ -39,8 +40,11 @@ def shown(briefing: Briefing) -> set[str]:
     """Every citation the screen shows for this briefing's warnings, fixes, steps, evidence."""
     found = {w.action_id for w in briefing.warnings}
     for rec in briefing.recommendations:
-        found |= {e.action_id for e in rec.evidence + rec.failed_elsewhere}
+        found |= {e.action_id for e in rec.evidence + rec.failed_strong + rec.failed_elsewhere}
     found |= {s.action_id for s in briefing.step_citations}
+    found |= {t.action_id for t in briefing.tried_without_effect}
+    if briefing.runner_up is not None:
+        found.add(briefing.runner_up.action_id)
     for text in [*(w.text for w in briefing.warnings), briefing.confidence.explanation,
                  briefing.confidence.derivation]:
         found |= set(CITATION.findall(text))
@@ -118,6 +122,12 @@ def hostile_briefing(base: Briefing) -> Briefing:
         "verification": verification,
         "recalled": [r.model_copy(update={"action": HOSTILE, "service": HOSTILE_LINE})
                      for r in base.recalled],
+        "tried_without_effect": [TriedWithoutEffect(
+            text=HOSTILE_LINE, incident_id=first.incident_id, action_id=first.action_id,
+            explanation=HOSTILE)],
+        "runner_up": RunnerUp(action=HOSTILE_LINE, incident_id=rec.evidence[0].incident_id,
+                              action_id=rec.evidence[0].action_id, applies="strong"),
+        "model_reading": HOSTILE,
     })
 
 
@@ -147,7 +157,8 @@ def test_hostile_text_renders_literally_and_cannot_ping_or_inject(proven: Briefi
                         "fence", "s_open", "em_open", "blockquote_open", "hr"}
     headings = [tokens[n + 1].content for n, t in enumerate(tokens) if t.type == "heading_open"]
     assert all(h.startswith(("Triage briefing", "⚠ Warnings", "Recommendations", "Confidence",
-                             "Verification", "Recalled memory", "Sources", "Steps"))
+                             "Verification", "Recalled memory", "Sources", "Steps",
+                             "Tried without effect"))
                for h in headings)
     code = [t.content for t in tokens if t.type == "code_inline"]
     assert all(re.fullmatch(r"[A-Za-z0-9._/-]+", c) for c in code), code
@@ -157,6 +168,7 @@ def test_hostile_text_renders_literally_and_cannot_ping_or_inject(proven: Briefi
     # And a reader sees every hostile string exactly as it was stored.
     seen = render_text(markdown)
     assert HOSTILE in seen
+    assert f"none of these fixes applies — {HOSTILE}" in seen  # the model's reading, as written
     for line in HOSTILE_LINE.splitlines():
         assert line in seen
     for citation in shown(proven):
@@ -193,3 +205,93 @@ def test_write_markdown_is_atomic_and_never_overwrites(proven: Briefing, tmp_pat
     assert second != first and second.read_text(encoding="utf-8") == briefing_markdown(proven)
     assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == sorted(
         [first.name, second.name])  # no temp file left behind
+
+
+CHECKOUT_ALERT = "checkout-service p99 latency up, intermittent database connection errors"
+KEYERROR_ALERT = "payments service KeyError: 'amount' after deploy"
+LEDGER_ALERT = ("statement timeout errors: queries timing out after 30s, canceling statement due "
+                "to statement timeout (service ledger-api)")
+
+FIX_LINE = re.compile(r"^ *\d+\. ([✓~?]) ", re.MULTILINE)
+
+
+def marks(shown: str) -> list[str]:
+    """The mark of each numbered fix, in order (✓ proven here, ~ not yet here, ? a lead)."""
+    return FIX_LINE.findall(shown.split("Recommendations")[1].split("Confidence")[0])
+
+
+def test_a_fix_proven_only_on_another_service_says_so_in_text_and_markdown(
+        readonly_engine: TriageEngine) -> None:
+    briefing = readonly_engine.brief(parse_alert(CHECKOUT_ALERT))
+    assert briefing.recommendations[0].applies == "elsewhere"
+    text, markdown = briefing_text(briefing), briefing_markdown(briefing)
+
+    label = "SIMILAR INCIDENTS, PROVEN ON payments-api, NOT YET HERE"
+    assert text.startswith(f"[{label}]") and markdown.startswith(f"### Triage briefing — {label}")
+    for shown in (text, markdown):
+        assert "proven on payments-api, not yet on checkout-service" in shown
+        assert "(same failure, other service) Don't repeat" in shown  # the warning's class
+        assert marks(shown) == ["~"]
+    assert "  1. ~ Raised the connection pool limit" in text
+
+
+def test_what_was_tried_without_effect_is_one_cited_line_each(
+        readonly_engine: TriageEngine) -> None:
+    briefing = readonly_engine.brief(parse_alert(KEYERROR_ALERT))
+    assert briefing.state == "proven" and len(briefing.tried_without_effect) >= 3
+    text, markdown = briefing_text(briefing), briefing_markdown(briefing)
+
+    assert "  1. ✓ Flushed the payment-schema cache" in text
+    assert marks(text)[0] == marks(markdown)[0] == "✓" and set(marks(text)[1:]) == {"~"}
+    block = text.split("Tried without effect in this failure:\n")[1].split("\n\n")[0]
+    assert len(block.splitlines()) == len(briefing.tried_without_effect)
+    for line, tried in zip(block.splitlines(), briefing.tried_without_effect, strict=True):
+        assert line.startswith(f"  · {tried.text} — {tried.action_id}")
+        assert len(line) <= len(f"  · {tried.text} — {tried.action_id}: ") + 90
+        assert f"{literal(tried.text)} — `{tried.action_id}`" in markdown
+    assert markdown.index("Recommendations") < markdown.index("Tried without effect") < (
+        markdown.index("Confidence"))
+
+
+def test_a_fix_that_made_things_worse_here_is_a_warning_and_never_a_recommendation(
+        readonly_engine: TriageEngine) -> None:
+    briefing = readonly_engine.brief(parse_alert(LEDGER_ALERT))
+    (warning,) = [w for w in briefing.warnings if "statement timeout" in w.text]
+    assert "made things worse here" in warning.text
+    text, markdown = briefing_text(briefing), briefing_markdown(briefing)
+
+    for shown in (text, markdown):
+        fixes = shown.split("Recommendations")[1].split("Confidence")[0]
+        assert "statement timeout" not in fixes
+        assert "✓" not in marks(shown)  # the lead only mitigated
+    assert "same failure — mitigated only, not a proven fix" in text
+
+
+def test_runner_up_model_reading_weak_lead_and_strong_failures_are_rendered(
+        readonly_engine: TriageEngine) -> None:
+    base = readonly_engine.brief(parse_alert(KEYERROR_ALERT))
+    lead, second = base.recommendations[0], base.recommendations[1]
+    failure = base.tried_without_effect[0]
+    briefing = base.model_copy(update={
+        "state": "unproven",
+        "recommendations": [
+            lead.model_copy(update={"applies": "weak"}),
+            second.model_copy(update={"failed_strong": [Evidence(
+                incident_id=failure.incident_id, action_id=failure.action_id,
+                outcome=ActionOutcome.NO_EFFECT)]})],
+        "runner_up": RunnerUp(action=second.action, incident_id=second.evidence[0].incident_id,
+                              action_id=second.evidence[0].action_id, applies="strong"),
+        "model_reading": "the alert is about refunds, the fixes about captures",
+    })
+    text, markdown = briefing_text(briefing), briefing_markdown(briefing)
+
+    assert f"  1. ? {lead.action}" in text
+    assert "a lead to check — similar incident, not proof" in text
+    assert f"did not work in this failure: {failure.action_id} NO_EFFECT" in text
+    assert (f"Runner-up (nearly as close a match): {second.action} — "
+            f"{second.evidence[0].action_id}") in text
+    assert ("The model's reading: none of these fixes applies — the alert is about refunds, "
+            "the fixes about captures") in text
+    assert f"did not work in this failure: `{failure.action_id}` NO_EFFECT" in markdown
+    assert f"— `{second.evidence[0].action_id}`" in markdown.split("Runner-up")[1]
+    assert "none of these fixes applies** — the alert is about refunds" in markdown

@@ -82,7 +82,7 @@ async def test_a_game_day_from_alert_to_drill_report(tmp_path: Path,
         assert rows[0]["confirmed"] is False and "INC-2041/A1" in rows[0]["explanation"]
         await pilot.press("ctrl+s")
         await settle(pilot, app)
-        saved = incidents.read_text(encoding="utf-8").split("- id: INC-2319")[1]
+        saved = incidents.read_text(encoding="utf-8").split("- id: INC-2325")[1]
         assert "  drill: true\n" in saved
 
         await pilot.press("ctrl+g")

@@ -49,7 +49,7 @@ async def test_status_line_shows_the_memory_once_loaded(tmp_path: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         status = text_of(app, "#status-line")
-        assert "56 incidents / 184 actions" in status
+        assert "58 incidents / 187 actions" in status
         assert "index fresh" in status
         assert "model not configured" in status
 
@@ -64,11 +64,13 @@ async def test_briefing_warns_with_the_worsened_action_and_shows_derivation(tmp_
         assert "max_connections" in body
         assert "INC-2041/A4 RESOLVED" in body
         lines = sidebar_lines(app)
-        assert any(line.startswith("INC-2041/A1 WORSENED") for line in lines)
+        assert any("\nINC-2041/A1 WORSENED" in line for line in lines)
         assert any(line.startswith("INC-2041/A4 RESOLVED") for line in lines)
+        # INC-2041 is on payments-api, the alert on checkout-service: proven elsewhere only.
         confidence = text_of(app, "#confidence")
-        assert "tier 1" in confidence and "= 55" in confidence
-        assert "1 of 1 matching incidents" in confidence
+        assert "tier 0: proven elsewhere only" in confidence and "= 35" in confidence
+        assert "proven on other services only (INC-2041)" in confidence
+        assert "proven elsewhere 1" in confidence
 
 
 async def test_no_prior_incident_view_says_what_was_searched(tmp_path: Path) -> None:
@@ -77,7 +79,7 @@ async def test_no_prior_incident_view_says_what_was_searched(tmp_path: Path) -> 
         await brief(pilot, app, "TLS certificate expired on internal gRPC mesh")
         body = text_of(app, "#briefing-body")
         assert "NO PRIOR INCIDENT" in body
-        assert "56 incidents" in body and "certificate" in body
+        assert "58 incidents" in body and "certificate" in body
         assert sidebar_lines(app) == []
         assert "min(model 0, 30) = 0" in text_of(app, "#confidence")
 

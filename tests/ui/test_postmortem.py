@@ -102,7 +102,7 @@ async def test_record_by_keys_then_brief_cites_it(tmp_path: Path, incidents: Pat
         await settle(pilot, app)
 
         assert not isinstance(app.screen, PostmortemScreen)
-        assert "57 incidents" in text_of(app, "#status-line")
+        assert "59 incidents" in text_of(app, "#status-line")
         assert f"Saved {new_id} with 2 action(s)" in notifications(app)
 
         await pilot.press("f2")
@@ -114,7 +114,7 @@ async def test_record_by_keys_then_brief_cites_it(tmp_path: Path, incidents: Pat
         assert f"{new_id}/A1 WORSENED" in warning and "flux lock lease" in warning
         assert "Drained the quasar queue before unlocking" in body
         assert f"{new_id}/A2 RESOLVED" in body
-        assert "57 incidents" in text_of(app, "#status-line")
+        assert "59 incidents" in text_of(app, "#status-line")
 
     saved = incidents.read_bytes()
     assert saved.startswith(original)
@@ -209,7 +209,7 @@ async def test_external_edit_refuses_save_then_reload_keeps_the_form(
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         assert not isinstance(app.screen, PostmortemScreen)
-        assert "57 incidents" in text_of(app, "#status-line")
+        assert "59 incidents" in text_of(app, "#status-line")
     assert incidents.read_bytes().startswith(edited)
 
 
@@ -224,7 +224,7 @@ async def test_a_comment_added_meanwhile_does_not_block_a_new_postmortem(
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         assert not isinstance(app.screen, PostmortemScreen)
-        assert "57 incidents" in text_of(app, "#status-line")
+        assert "59 incidents" in text_of(app, "#status-line")
     assert incidents.read_bytes().startswith(edited)
     assert b"Deleted old WAL segments" in incidents.read_bytes()
 
@@ -346,7 +346,7 @@ async def test_edit_a_recalled_incident_replaces_its_block(tmp_path: Path,
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         assert not isinstance(app.screen, PostmortemScreen)
-        assert "56 incidents" in text_of(app, "#status-line")
+        assert "58 incidents" in text_of(app, "#status-line")
     after = yaml.safe_load(incidents.read_text(encoding="utf-8"))
     assert [i["id"] for i in after] == [i["id"] for i in before]
     for old, new in zip(before, after, strict=True):

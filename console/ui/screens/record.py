@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Static
 
+from console.engine.applicability import MATCH_WORDS
 from console.engine.briefing import RecalledRecord
 from console.ui.screens.dialog import Dialog
 
@@ -29,6 +30,8 @@ class RecordScreen(Dialog):
         label = (f"{record.action_id}  {record.outcome}" if record.action_id
                  else f"{record.incident_id}  no actions recorded")
         header = Text(f"{label}  score {record.score:.2f}{_components(record)}\n", style="bold")
+        header.append(f"{record.incident_id}: {MATCH_WORDS[record.match]} · applicability "
+                      f"{record.applicability:.2f}\n")
         if not record.confirmed:
             header.append("explanation suspected, not confirmed\n", style="yellow")
         yield Static(header + Text("\n") + Text(record.text), markup=False, id="record-text")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -9,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from console.engine.briefing import Briefing
+    from console.engine.briefing import Briefing, Match, Recommendation
 
 STATE_BANNER = {
     "proven": ("PROVEN FIX IN MEMORY", "bold green"),
@@ -17,12 +19,34 @@ STATE_BANNER = {
     "no_prior_incident": ("NO PRIOR INCIDENT — this alert matches nothing in memory",
                           "bold magenta"),
 }
+# A tried-without-effect line is kept to one row of the pane (76 columns at 80 and at 120
+# wide, less its scrollbar): the stored action and its citation always, the explanation cut
+# to what is left.
+LINE_BUDGET = 72
+
+
+@cache
+def match_words() -> Mapping[Match, str]:
+    """MATCH_WORDS, imported when a briefing is shown (not on the first paint's path)."""
+    from console.engine.applicability import MATCH_WORDS
+
+    return MATCH_WORDS
+
+
+def state_banner(briefing: Briefing) -> tuple[str, str]:
+    """The state's banner; a lead proven only on other services says where, and not here."""
+    label, style = STATE_BANNER[briefing.state]
+    lead = briefing.recommendations[0] if briefing.recommendations else None
+    if (briefing.state == "unproven" and lead is not None and lead.applies == "elsewhere"
+            and lead.proven_on):
+        label = f"SIMILAR INCIDENTS — PROVEN ON {', '.join(lead.proven_on)}, NOT YET HERE"
+    return label, style
 
 
 def status_renderable(briefing: Briefing) -> Text:
     """The briefing's banners folded into one line: state, who wrote it, and why not the model
     (the full provenance is the briefing's last line, see ``source_renderable``)."""
-    label, style = STATE_BANNER[briefing.state]
+    label, style = state_banner(briefing)
     text = Text(label, style=style)
     if briefing.source == "model":
         text.append(f" · model {briefing.model}, checked against memory", style="dim")
@@ -35,7 +59,7 @@ def status_renderable(briefing: Briefing) -> Text:
 
 def source_renderable(briefing: Briefing) -> Text:
     """Where the briefing came from, in full: the state, the model or the memory alone, why."""
-    label, style = STATE_BANNER[briefing.state]
+    label, style = state_banner(briefing)
     text = Text("\nSource: ", style="bold dim")
     text.append(label, style=style)
     if briefing.source == "model":
@@ -52,27 +76,31 @@ def briefing_renderable(briefing: Briefing) -> Text:
     """The briefing as plain Text: stored and model text is never parsed as markup.
 
     Warnings come first and the lead fix right after them, so a terminal of 24 rows shows both
-    (the state is on the pane's status line); the summary and the provenance follow."""
+    (the state is on the pane's status line); the runner-up, the model's reading, what was
+    tried without effect, the summary and the provenance follow."""
     text = Text()
     for warning in briefing.warnings:
         text.append("⚠ ", style="bold red")
+        if warning.match in ("weak", "elsewhere"):  # the class first: how far it applies here
+            text.append(f"({match_words()[warning.match]}) ", style="italic yellow")
         text.append(warning.text + "\n", style="red")
     if briefing.warnings:
         text.append("\n")
     for number, rec in enumerate(briefing.recommendations, 1):
-        mark = "✓" if rec.resolved else "~"
-        text.append(f"{mark} {number}. ", style="bold green" if rec.resolved else "bold yellow")
-        text.append(rec.action + "\n")
-        if rec.model_note:
-            text.append(f"     the model's words: {rec.model_note}\n", style="dim italic")
-        cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
-        text.append(f"     — {cites} ({rec.resolved} of {rec.tried} incidents resolved)\n",
-                    style="dim")
-        if rec.failed_elsewhere:
-            failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
-            text.append(f"     — did not work in: {failed}\n", style="yellow")
+        text.append_text(recommendation_renderable(number, rec, briefing.alert_service))
     if briefing.recommendations:
         text.append("\n")
+    if briefing.runner_up is not None:
+        runner = briefing.runner_up
+        text.append("Runner-up (nearly as close a match): ", style="bold")
+        text.append(runner.action)
+        text.append(f" — {runner.action_id}\n", style="dim")
+    if briefing.model_reading:
+        text.append("The model's reading: none of these fixes applies — ", style="bold")
+        text.append(briefing.model_reading + "\n")
+    if briefing.runner_up is not None or briefing.model_reading:
+        text.append("\n")
+    text.append_text(tried_renderable(briefing))
     if briefing.source == "model":
         text.append("The model's reading: ", style="bold dim")
     text.append(briefing.summary + "\n")
@@ -97,6 +125,53 @@ def briefing_renderable(briefing: Briefing) -> Text:
         text.append("\nEvidence: ", style="bold dim")
         text.append(coverage_line(briefing) + "\n", style="dim")
     text.append_text(source_renderable(briefing))
+    return text
+
+
+def recommendation_renderable(number: int, rec: Recommendation, alert_service: str | None) -> Text:
+    """One fix: ✓ only when it resolved the same failure; "~" when proven only on another
+    service or only mitigated; "?" when its incident is only similar (a lead to check)."""
+    proven = rec.applies == "strong" and rec.resolved > 0
+    mark, style = ("✓", "bold green") if proven else (
+        ("?", "bold magenta") if rec.applies == "weak" else ("~", "bold yellow"))
+    text = Text(f"{mark} {number}. ", style=style)
+    text.append(rec.action + "\n")
+    if rec.applies == "elsewhere":
+        text.append(f"     proven on {', '.join(rec.proven_on) or 'another service'}, not yet "
+                    f"on {alert_service or 'this service'}\n", style="yellow")
+    elif rec.applies == "weak":
+        text.append("     a lead to check — similar incident, not proof\n", style="magenta")
+    if rec.model_note:
+        text.append(f"     the model's words: {rec.model_note}\n", style="dim italic")
+    cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
+    only = "; mitigated only" if rec.applies == "strong" and not rec.resolved else ""
+    text.append(f"     — {cites} ({rec.resolved} of {rec.tried} incidents resolved{only})\n",
+                style="dim")
+    if rec.failed_strong:
+        failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_strong)
+        text.append(f"     — did not work in this failure: {failed}\n", style="bold yellow")
+    if rec.failed_elsewhere:
+        failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
+        text.append(f"     — did not work elsewhere: {failed}\n", style="yellow")
+    return text
+
+
+def tried_renderable(briefing: Briefing) -> Text:
+    """What was tried in this failure and made no difference: one cited line each."""
+    text = Text()
+    if not briefing.tried_without_effect:
+        return text
+    text.append("Tried without effect in this failure:\n", style="bold")
+    for tried in briefing.tried_without_effect:
+        line = f"  · {tried.text} — {tried.action_id}"
+        text.append(line)
+        room = LINE_BUDGET - len(line) - 2  # ": "
+        why = " ".join(tried.explanation.split())
+        if why and room >= 12:
+            text.append(": " + (why if len(why) <= room else why[:room - 1].rstrip() + "…"),
+                        style="dim")
+        text.append("\n")
+    text.append("\n")
     return text
 
 

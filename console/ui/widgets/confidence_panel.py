@@ -35,7 +35,8 @@ class ConfidencePanel(Static, can_focus=True):
         text.append(confidence.explanation + "\n", style="bold")
         claim = "none" if confidence.model_claim is None else str(confidence.model_claim)
         text.append(f"model claim {claim} · floor {confidence.floor} · cap {confidence.cap} · "
-                    f"failed {confidence.failed}", style="dim")
+                    f"failed in this failure {confidence.failed_strong} · proven elsewhere "
+                    f"{confidence.proven_elsewhere}", style="dim")
         if track_record:
             text.append(f"\ntrack record: {track_record}", style="italic")
         self.update(text)

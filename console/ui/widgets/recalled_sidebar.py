@@ -1,7 +1,9 @@
-"""The raw recalled memory: each record as stored, with outcome badge and score."""
+"""The raw recalled memory: each record as stored, with outcome badge and score, under its
+incident's line saying how that incident applies to the alert."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -12,7 +14,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:  # the memory's models are not needed to paint an empty sidebar
-    from console.engine.briefing import RecalledRecord
+    from console.engine.briefing import Match, RecalledRecord
     from store.models import ActionOutcome
 
 
@@ -24,10 +26,37 @@ def outcome_styles() -> dict[ActionOutcome, str]:
             ActionOutcome.NO_EFFECT: "bold white", ActionOutcome.WORSENED: "bold red"}
 
 
-def record_option(record: RecalledRecord, drill: bool = False) -> Text:
+MATCH_STYLES = {"strong": "bold green", "elsewhere": "bold yellow", "weak": "italic"}
+# The sidebar's narrowest text width (min-width 34, less its border, padding and scrollbar).
+INCIDENT_LINE = 30
+
+
+@cache
+def match_words() -> Mapping[Match, str]:
+    """MATCH_WORDS, imported when records are shown (not on the first paint's path)."""
+    from console.engine.applicability import MATCH_WORDS
+
+    return MATCH_WORDS
+
+
+def incident_line(record: RecalledRecord) -> Text:
+    """The incident's line above its first record: how it applies to this alert, in words
+    (on a line of their own when both would not fit the sidebar's narrowest width)."""
+    words = match_words()[record.match]
+    text = Text(record.incident_id, style="bold underline")
+    fits = len(record.incident_id) + 3 + len(words) <= INCIDENT_LINE
+    text.append(" · " if fits else "\n ")
+    text.append(words, style=MATCH_STYLES[record.match])
+    return text
+
+
+def record_option(record: RecalledRecord, drill: bool = False, first: bool = False) -> Text:
     """One record as a row; ``drill``: its incident was recorded in a game day (shown only
-    with --include-drills)."""
+    with --include-drills); ``first``: the incident's first record, under its incident line."""
     text = Text()
+    if first:
+        text.append_text(incident_line(record))
+        text.append("\n")
     if record.action_id is None:
         text.append(f"{record.incident_id} ", style="bold")
         text.append("no actions recorded", style="italic")
@@ -68,8 +97,14 @@ class RecalledSidebar(OptionList):
         """``drills``: incidents recorded in a game day (marked ◆ drill)."""
         self.records = list(records)
         self.clear_options()
-        self.add_options([Option(record_option(r, r.incident_id in drills),
-                                 id=r.action_id or r.incident_id) for r in self.records])
+        seen: set[str] = set()
+        options = []
+        for record in self.records:
+            first = record.incident_id not in seen
+            seen.add(record.incident_id)
+            options.append(Option(record_option(record, record.incident_id in drills, first),
+                                  id=record.action_id or record.incident_id))
+        self.add_options(options)
         self.border_title = f"Recalled memory ({len(self.records)})"
         if self.records:
             self.highlighted = 0

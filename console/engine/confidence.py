@@ -38,6 +38,22 @@ def model_claim_value(claim: object) -> int:
     return int(round(claim))
 
 
+Tier = Literal["3+", "2", "1", "0"]
+
+
+def tier_rule(count: int, claim: int) -> tuple[Tier, int, int, int, str]:
+    """The seed's tiers on a count of proofs: (tier, floor, cap, value, the rule in words)."""
+    if count >= 3:
+        floor = min(HARD_CAP, 88 + 2 * count)
+        return ("3+", floor, HARD_CAP, min(HARD_CAP, max(claim, 88 + 2 * count)),
+                f"min(98, max(model {claim}, 88+2·{count}={88 + 2 * count}))")
+    if count in (1, 2):
+        tier: Tier = "2" if count == 2 else "1"
+        floor, cap = (75, 89) if count == 2 else (55, 74)
+        return tier, floor, cap, min(cap, max(floor, claim)), f"clamp(model {claim}, {floor}, {cap})"
+    return "0", 0, 30, min(30, claim), f"min(model {claim}, 30)"
+
+
 def compute_confidence(model_claim: object, cited: Iterable[Cited],
                        claim_given: bool = True) -> Confidence:
     """Apply the rule of DESIGN.md to a model's claim and the cited evidence."""
@@ -48,23 +64,7 @@ def compute_confidence(model_claim: object, cited: Iterable[Cited],
     proven_ids = sorted(i for i, o in outcomes.items() if "RESOLVED" in o)
     failed_ids = sorted(i for i, o in outcomes.items() if "RESOLVED" not in o and o & FAILED_OUTCOMES)
     proven = len(proven_ids)
-    tier: Literal["3+", "2", "1", "0"]
-    if proven >= 3:
-        tier, floor, cap = "3+", min(HARD_CAP, 88 + 2 * proven), HARD_CAP
-        value = min(HARD_CAP, max(claim, 88 + 2 * proven))
-        rule = f"min(98, max(model {claim}, 88+2·{proven}={88 + 2 * proven}))"
-    elif proven == 2:
-        tier, floor, cap = "2", 75, 89
-        value = min(cap, max(floor, claim))
-        rule = f"clamp(model {claim}, 75, 89)"
-    elif proven == 1:
-        tier, floor, cap = "1", 55, 74
-        value = min(cap, max(floor, claim))
-        rule = f"clamp(model {claim}, 55, 74)"
-    else:
-        tier, floor, cap = "0", 0, 30
-        value = min(cap, claim)
-        rule = f"min(model {claim}, 30)"
+    tier, floor, cap, value, rule = tier_rule(proven, claim)
     named = f" ({', '.join(proven_ids)})" if proven_ids else ""
     derivation = f"proven {proven}{named} → tier {tier}: {rule} = {value}"
     return Confidence(
@@ -101,27 +101,13 @@ def verdict_confidence(model_claim: object, resolved_strong: Sequence[str],
     failed = sorted(set(failed_strong))
     elsewhere = sorted(set(resolved_elsewhere))
     count = len(resolved) - len(failed)
-    tier: Literal["3+", "2", "1", "0"]
-    if resolved and count >= 3:
-        tier, floor, cap = "3+", min(HARD_CAP, 88 + 2 * count), HARD_CAP
-        value = min(HARD_CAP, max(claim, 88 + 2 * count))
-        rule = f"min(98, max(model {claim}, 88+2·{count}={88 + 2 * count}))"
-    elif resolved and count == 2:
-        tier, floor, cap = "2", 75, 89
-        value = min(cap, max(floor, claim))
-        rule = f"clamp(model {claim}, 75, 89)"
-    elif resolved and count == 1:
-        tier, floor, cap = "1", 55, 74
-        value = min(cap, max(floor, claim))
-        rule = f"clamp(model {claim}, 55, 74)"
-    elif elsewhere and not weak:
-        tier, floor, cap = "0", ELSEWHERE_FLOOR, ELSEWHERE_CAP
+    if elsewhere and not weak and not (resolved and count >= 1):
+        tier: Tier = "0"
+        floor, cap = ELSEWHERE_FLOOR, ELSEWHERE_CAP
         value = min(cap, max(floor, claim))
         rule = f"proven elsewhere only: clamp(model {claim}, {floor}, {cap})"
     else:
-        tier, floor, cap = "0", 0, 30
-        value = min(cap, claim)
-        rule = f"min(model {claim}, 30)"
+        tier, floor, cap, value, rule = tier_rule(count if resolved else 0, claim)
     derivation = (f"resolved in {len(resolved)} strong incident(s)"
                   f"{' (' + ', '.join(resolved) + ')' if resolved else ''}")
     if failed:

@@ -31,9 +31,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from console.engine.applicability import applicability, read_service  # noqa: E402
+from console.engine.briefing.applicability import applicability, read_service  # noqa: E402
 from console.engine.config import Settings  # noqa: E402
-from console.engine.evaluate import EvalQuery, eval_index, judge, load_queries  # noqa: E402
+from console.engine.practice.evaluate import EvalQuery, eval_index, judge, load_queries  # noqa: E402
 from store.loader import LoadedMemory, load_incidents  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402
 from store.recall import Recall, recall  # noqa: E402

@@ -197,7 +197,7 @@ def main() -> None:
         os.environ.pop(name, None)
     os.environ.setdefault("LANCEDB_LOG", "error")
 
-    from console.engine.alert import parse_alert
+    from console.engine.briefing.alert import parse_alert
     from console.engine.config import Settings
     from console.engine.engine import TriageEngine
     from store.embedder import EmbeddingCache

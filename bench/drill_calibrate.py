@@ -1,4 +1,5 @@
-"""Calibrate the drill's "same fix" cosine (console/engine/drill.py SAME_FIX_COSINE), cross-validated.
+"""Calibrate the drill's "same fix" cosine (SAME_FIX_COSINE in console/engine/practice/replay.py),
+cross-validated.
 
     .venv/bin/python bench/drill_calibrate.py [--incidents incidents.yaml]
         [--postmortems ../shared/eval/postmortems/incidents.yaml] [--folds 5]
@@ -21,7 +22,7 @@ either action has no ``kind``. It is fitted where the answer is known by kind:
    labels over whole summaries, not fixes: a check of how far the threshold transfers to text
    we did not write, not a fit.
 
-Prints the figures; the constant in drill.py carries them in its comment.
+Prints the figures; the constant in replay.py carries them in its comment.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from console.engine.drill import SAME_FIX_COSINE  # noqa: E402
+from console.engine.practice.replay import SAME_FIX_COSINE  # noqa: E402
 from store.embedder import normalised  # noqa: E402
 from store.loader import load_incidents  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402
@@ -139,15 +140,15 @@ def main() -> int:
     print(f"  thresholds fitted per fold: {fitted}; on all pairs: {overall}")
     print("  " + line(f"{args.folds}-fold CV (held-out pairs)", cv))
     print("  " + line(f"in-sample at {overall}", scores(labels, cosines, overall)))
-    print("  " + line(f"in-sample at drill.py's {SAME_FIX_COSINE}",
+    print("  " + line(f"in-sample at replay.py's {SAME_FIX_COSINE}",
                       scores(labels, cosines, SAME_FIX_COSINE)))
 
     # 2. the pairs a drill judges by kind
     import tempfile
 
     from console.engine.config import Settings
-    from console.engine.drill import run_drill
-    from console.engine.evaluate import eval_index
+    from console.engine.practice.evaluate import eval_index
+    from console.engine.practice.replay import run_drill
 
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(incidents_path=args.incidents, data_dir=Path(scratch))
@@ -178,7 +179,7 @@ def main() -> int:
         pm_cv, pm_fitted = cross_validate(pm_owners, pm_pairs, pm_labels, pm_cos, args.folds)
         print(f"third-party summaries (sections, uncategorized left out): {len(kept)} entries, "
               f"{len(pm_pairs)} pairs, {int(pm_labels.sum())} same section")
-        print("  " + line(f"at drill.py's {SAME_FIX_COSINE} (transfer)",
+        print("  " + line(f"at replay.py's {SAME_FIX_COSINE} (transfer)",
                           scores(pm_labels, pm_cos, SAME_FIX_COSINE)))
         print("  " + line(f"{args.folds}-fold CV fitted on this set ({pm_fitted})", pm_cv))
         print(f"  mean cosine: same section {pm_cos[pm_labels].mean():.3f}, other "

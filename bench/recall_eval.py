@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from console.engine.config import Settings  # noqa: E402
-from console.engine.evaluate import eval_index, load_queries  # noqa: E402
+from console.engine.practice.evaluate import eval_index, load_queries  # noqa: E402
 from store.calibration import HYBRID_MINILM, Calibration  # noqa: E402
 from store.loader import load_incidents  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402

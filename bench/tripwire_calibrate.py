@@ -1,4 +1,4 @@
-"""Calibrate the tripwire's similarity threshold (console/engine/tripwire.py), cross-validated.
+"""Calibrate the tripwire's similarity threshold (console/engine/briefing/tripwire.py), cross-validated.
 
     .venv/bin/python bench/tripwire_calibrate.py [--incidents incidents.yaml]
         [--postmortems ../shared/eval/postmortems/incidents.yaml] [--folds 5]
@@ -34,9 +34,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from console.engine import tripwire  # noqa: E402
-from console.engine.fixes import overlap  # noqa: E402
-from console.engine.tripwire import TripwireCandidate  # noqa: E402
+from console.engine.briefing import tripwire  # noqa: E402
+from console.engine.briefing.fixes import overlap  # noqa: E402
+from console.engine.briefing.tripwire import TripwireCandidate  # noqa: E402
 from store.loader import load_incidents  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402
 from store.models import ActionOutcome  # noqa: E402

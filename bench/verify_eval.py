@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from console.engine.alert import parse_alert  # noqa: E402
+from console.engine.briefing.alert import parse_alert  # noqa: E402
 from console.engine.config import Settings  # noqa: E402
 from console.engine.engine import TriageEngine  # noqa: E402
-from console.engine.evaluate import load_queries  # noqa: E402
-from console.engine.verification import alert_service, run_pass  # noqa: E402
+from console.engine.practice.evaluate import load_queries  # noqa: E402
+from console.engine.verification.passes import alert_service, run_pass  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval" / "postmortems"
 

@@ -9,17 +9,17 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from console.engine.alert import AlertError, decode_alert, parse_alert, read_alert_file
+from console.engine.briefing.alert import AlertError, decode_alert, parse_alert, read_alert_file
 from console.engine.config import Settings
 from console.engine.engine import SaveResult, TriageEngine, read_memory
-from console.engine.report import briefing_text, open_question_lines
+from console.engine.render.text import briefing_text, open_question_lines
 from console.exit_codes import EXIT_INTERNAL, EXIT_OK
 from store.errors import TriageError
 from store.loader import IncidentFileError
 
 if TYPE_CHECKING:
-    from console.engine.evaluate import EvalReport
     from console.engine.pipeline import Routed
+    from console.engine.practice.evaluate import EvalReport
 
 
 def report_error(error: TriageError) -> int:
@@ -57,7 +57,7 @@ def _verify_mode(args: argparse.Namespace) -> str | None:
 
 def brief(settings: Settings, args: argparse.Namespace) -> int:
     """Brief one alert; for a multi-alert payload the strongest group, or ``--group N``;
-    with ``--verify``, audit it (console/engine/verification.py)."""
+    with ``--verify``, audit it (console/engine/verification/passes.py)."""
     group = getattr(args, "group", None)
     try:
         mode = _verify_mode(args)
@@ -65,7 +65,7 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
             raise ValueError("--answer and --allow-probe answer a verification: add --verify")
         answers: dict[str, str] = {}
         if mode is not None:
-            from console.engine.verification import parse_answers
+            from console.engine.verification.passes import parse_answers
 
             answers = parse_answers(getattr(args, "answer", None) or [])
         alert = parse_alert(_read_raw_alert(args))
@@ -89,7 +89,7 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
     if output == "json":
         print(briefing.model_dump_json(indent=2))
     elif output == "md":
-        from console.engine.export import briefing_markdown
+        from console.engine.render.markdown import briefing_markdown
 
         print(briefing_markdown(briefing), end="")
     else:
@@ -101,14 +101,14 @@ def _verification(engine: TriageEngine, routed: Routed, mode: str, answers: dict
                   allowed: set[str]) -> tuple[dict[str, Any], int]:
     """The ``verification`` of a briefing, and the exit code; what is still open, unknown
     ids and probes that do not exist go to stderr."""
-    from console.engine.probes import ProbeFileError, load_probes, probes_path
-    from console.engine.verification import (
+    from console.engine.verification.passes import (
         alert_service,
         failed,
         needed,
         not_needed,
         run_pass,
     )
+    from console.engine.verification.probes import ProbeFileError, load_probes, probes_path
 
     briefing = routed.briefing
     if mode != "always" and not needed(briefing):
@@ -260,7 +260,7 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
 
 def _check_probes(settings: Settings) -> int:
     """The declared probes beside the incidents file, if there is a probes.yaml."""
-    from console.engine.probes import ProbeFileError, load_probes, probes_path
+    from console.engine.verification.probes import ProbeFileError, load_probes, probes_path
 
     path = probes_path(settings.incidents_path)
     if not path.exists():
@@ -340,7 +340,7 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
 
 def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     """Recall over known alerts in one process: per-query rank and state, then the figures."""
-    from console.engine.evaluate import (
+    from console.engine.practice.evaluate import (
         EvalInputError,
         eval_index,
         load_queries,
@@ -371,8 +371,8 @@ def evaluate(settings: Settings, args: argparse.Namespace) -> int:
 def drill(settings: Settings, args: argparse.Namespace) -> int:
     """Replay one incident (or every one, ``--all``) as an alert with itself hidden; ``--all``
     caches the report as the console's track record (DATA/drill.json)."""
-    from console.engine.drill import UnknownIncident, as_json, run_drill, save_track_record
-    from console.engine.evaluate import eval_index
+    from console.engine.practice.evaluate import eval_index
+    from console.engine.practice.replay import UnknownIncident, as_json, run_drill, save_track_record
 
     if bool(args.incident) == bool(args.all):
         return _fail("give one INCIDENT_ID or --all")
@@ -399,7 +399,7 @@ def drill(settings: Settings, args: argparse.Namespace) -> int:
 
 def drill_text(report: Any) -> str:
     """A drill report for a terminal: each replay in one line, then the figures."""
-    from console.engine.drill import DrillReport
+    from console.engine.practice.replay import DrillReport
 
     assert isinstance(report, DrillReport)
     lines = [f"memory: {report.memory['incidents']} incidents · embedder "

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def doctor(settings: Settings, args: argparse.Namespace) -> int:
     """Check each piece the console relies on; print the exact fix for each missing one."""
-    from console.engine.model_client import ModelClient, ModelUnavailable, is_pulled
+    from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
     from store.index import freshness
 
     problems = 0

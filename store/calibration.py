@@ -28,7 +28,7 @@ class Calibration(BaseModel):
     max_incidents: int = 8
     min_shared_terms: int = Field(default=2,
                                   description="lexical only: fewer shared terms is a coincidence")
-    # Applicability (console/engine/applicability.py): ``fused + margin_weight·margin``, where
+    # Applicability (console/engine/briefing/applicability.py): ``fused + margin_weight·margin``, where
     # margin is the lead over the best other candidate that is not a known recurrence of it;
     # ``strong`` is where an incident counts as the same failure (fitted for PROVEN precision).
     margin_weight: float = 1.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-# Each distractor recalls nothing from the bundled memory (checked in tests/engine/test_batch.py).
+# Each distractor recalls nothing from the bundled memory (checked in tests/engine/briefing/test_batch.py).
 CERT = ({"alertname": "CertificateExpiringSoon", "service": "edge-proxy", "severity": "warning"},
         "TLS certificate expires soon", "certificate on {target} expires in 42 days")
 CLOCK = ({"alertname": "NTPClockSkew", "service": "chrony", "severity": "warning"},

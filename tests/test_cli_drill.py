@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.engine.test_drill import FIXTURE, KEYERROR
+from tests.engine.practice.test_replay import FIXTURE, KEYERROR
 from tests.test_cli import run_cli
 
 

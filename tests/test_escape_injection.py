@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from console.__main__ import main
 from console.engine.config import Settings
-from console.engine.draft import Draft
+from console.engine.model.draft import Draft
 from console.ui.app import TriageApp
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from store.text import clean

@@ -703,7 +703,7 @@ async def test_symlink_loop_in_the_console_is_named(symlink_loop: Path, tmp_path
 
 
 # --- alerts: empty, 50 MB, binary, hostile JSON -----------------------------------------------
-# Binary --alert-file: tests/test_cli.py; parsing each shape: tests/engine/test_alert.py.
+# Binary --alert-file: tests/test_cli.py; parsing each shape: tests/engine/briefing/test_alert.py.
 
 @pytest.mark.parametrize("how", ["argument", "blank-argument", "file", "stdin"])
 def test_empty_alert_is_bad_input_and_nothing_is_written(

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from console.__main__ import main
-from console.engine.fixes import SAME_FIX_OVERLAP, overlap
+from console.engine.briefing.fixes import SAME_FIX_OVERLAP, overlap
 from store.terms import terms
 from tests.conftest import BUNDLED_INCIDENTS
 

@@ -44,7 +44,7 @@ from textual.widgets import Input, Static
 from console.__main__ import main
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
-from console.engine.prompts import Contract
+from console.engine.model.prompts import Contract
 from console.ui.app import TriageApp
 from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.recalled_sidebar import RecalledSidebar

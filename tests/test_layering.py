@@ -91,7 +91,7 @@ def test_the_import_walker_sees_what_it_should() -> None:
 
 def test_importing_the_engine_and_commands_loads_no_textual() -> None:
     modules = ["store.loader", "store.index", "store.recall", "store.redact", "store.embedder",
-               "console.engine.engine", "console.engine.deterministic", "console.cli",
+               "console.engine.engine", "console.engine.briefing.deterministic", "console.cli",
                "console.__main__"]
     code = ("import importlib, json, sys\n"
             f"for name in {modules!r}:\n"
@@ -102,3 +102,46 @@ def test_importing_the_engine_and_commands_loads_no_textual() -> None:
                             text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+# Inside the engine, packages stand on floors: a package imports only those below it.
+# briefing (the alert, the memory's verdict) < model (the model's part) and render <
+# verification < pipeline (the route of one alert) < practice (replays, eval, game day) <
+# engine.py (the front door the CLI and the console use).
+ENGINE = REPO_ROOT / "console" / "engine"
+ENGINE_FLOORS = {"briefing": 0, "model": 1, "render": 1, "verification": 2, "pipeline": 3,
+                 "practice": 4, "config": 0, "engine": 5}
+
+
+def engine_package(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["console", "engine"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def upward_imports(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    own = engine_package(module_name(path))
+    assert own in ENGINE_FLOORS, f"{path.relative_to(REPO_ROOT)}: a package with no floor"
+    return [(line, name) for line, name in imported_modules(path, source)
+            if (other := engine_package(name)) in ENGINE_FLOORS and other != own
+            and ENGINE_FLOORS[other] >= ENGINE_FLOORS[own]]
+
+
+ENGINE_MODULES = [p for p in python_files(ENGINE) if p != ENGINE / "__init__.py"]
+
+
+@pytest.mark.parametrize("path", ENGINE_MODULES, ids=lambda p: str(p.relative_to(REPO_ROOT)))
+def test_engine_packages_import_only_the_floors_below(path: Path) -> None:
+    upward = upward_imports(path)
+    assert not upward, f"{path.relative_to(REPO_ROOT)} imports upward or sideways: {upward}"
+
+
+def test_the_floor_check_can_fail() -> None:
+    """A briefing module importing the model, or the model importing practice, is caught;
+    the model importing the briefing is not."""
+    assert upward_imports(ENGINE / "briefing" / "probe.py", "from console.engine.model import x\n")
+    assert upward_imports(ENGINE / "model" / "probe.py",
+                          "from console.engine.practice.replay import run_drill\n")
+    assert not upward_imports(ENGINE / "model" / "probe.py",
+                              "from console.engine.briefing.models import Briefing\n")

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from console.engine import pipeline
-from console.engine.alert import Alert
-from console.engine.briefing import Briefing, RecalledRecord
+from console.engine.briefing.alert import Alert
+from console.engine.briefing.models import Briefing, RecalledRecord
+from console.engine.briefing.request import BriefingRequest
 from console.engine.config import Settings
-from console.engine.model_client import ModelClient, ModelUnavailable, Progress, is_pulled
+from console.engine.model.client import ModelClient, ModelUnavailable, Progress, is_pulled
 from console.engine.pipeline import Hooks, MemorySnapshot, Routed
-from console.engine.request import BriefingRequest
 from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
 from store.errors import TriageError
 from store.index import IndexWriteFailed, MemoryIndex

@@ -1,6 +1,6 @@
 """The route of one alert, top to bottom: recall → quarantine → draft or fallback → assemble.
 
-A multi-alert payload is recalled group by group (console/engine/batch.py); the rest of the
+A multi-alert payload is recalled group by group (console/engine/briefing/batch.py); the rest of the
 route is that of the one group briefed — the strongest, or the one the engineer chose.
 
 Each briefing is a request with an id. Its worker reads a snapshot taken when it started
@@ -18,19 +18,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from console.engine.alert import Alert
-from console.engine.applicability import ServiceRead, read_service
-from console.engine.audit import AuditLog
-from console.engine.batch import GroupRecall, batch_entries, strongest
-from console.engine.briefing import Briefing, RecalledRecord, SourceUse
+from console.engine.briefing.alert import Alert
+from console.engine.briefing.applicability import ServiceRead, read_service
+from console.engine.briefing.audit import AuditLog
+from console.engine.briefing.batch import GroupRecall, batch_entries, strongest
+from console.engine.briefing.deterministic import deterministic_briefing, recalled_records
+from console.engine.briefing.instructions import looks_like_instructions
+from console.engine.briefing.models import Briefing, RecalledRecord, SourceUse
+from console.engine.briefing.request import BriefingRequest, CancelToken
+from console.engine.briefing.verdict import Verdict, verdict
 from console.engine.config import Settings
-from console.engine.deterministic import deterministic_briefing, recalled_records
-from console.engine.grounding import looks_like_instructions
-from console.engine.model_briefing import model_briefing
-from console.engine.model_client import ModelClient, Progress
-from console.engine.request import BriefingRequest, CancelToken
-from console.engine.steer import SteerResult, run_model
-from console.engine.verdict import Verdict, verdict
+from console.engine.model.client import ModelClient, Progress
+from console.engine.model.merge import model_briefing
+from console.engine.model.steer import SteerResult, run_model
 from store.index import MemoryIndex
 from store.loader import LoadedMemory
 from store.recall import Recall, recall

@@ -28,7 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from console.engine.audit import AuditLog
+from console.engine.briefing.audit import AuditLog
 from console.ui.keys import Key
 from console.ui.screens.main import MainScreen
 from console.ui.verifying import PROBE_SLOTS, VerificationMixin, Verifying
@@ -36,13 +36,13 @@ from console.ui.verifying import PROBE_SLOTS, VerificationMixin, Verifying
 # First paint (bench/first_paint.py) needs only the main screen: the engine, its pipeline and
 # the messages the workers post are imported where they are first used, after that paint.
 if TYPE_CHECKING:
-    from console.engine.alert import Alert
+    from console.engine.briefing.alert import Alert
+    from console.engine.briefing.request import BriefingRequest
+    from console.engine.briefing.tripwire import Tripwire, TripwireHit
     from console.engine.config import Settings
     from console.engine.engine import MemoryStatus, TriageEngine
-    from console.engine.gameday import Timeline
     from console.engine.pipeline import Routed
-    from console.engine.request import BriefingRequest
-    from console.engine.tripwire import Tripwire, TripwireHit
+    from console.engine.practice.gameday import Timeline
     from console.ui.messages import (
         BriefingFailed,
         BriefingReady,
@@ -132,7 +132,7 @@ class TriageApp(VerificationMixin, App[None]):
     # --- game day: a DRILL banner on every screen, audit lines tagged, a timeline ------------
 
     def _start_game_day(self) -> None:
-        from console.engine.gameday import Timeline, drill_audit_tags
+        from console.engine.practice.gameday import Timeline, drill_audit_tags
 
         self.timeline = Timeline.start(self.settings.data_dir)
         self.audit = AuditLog(self.settings.audit_path,
@@ -188,10 +188,10 @@ class TriageApp(VerificationMixin, App[None]):
 
     @work(thread=True, group="brief", exit_on_error=False)
     def run_brief(self, request: BriefingRequest) -> None:
-        from console.engine.briefing import RecalledRecord
-        from console.engine.model_client import Progress
+        from console.engine.briefing.models import RecalledRecord
+        from console.engine.briefing.request import BriefingCancelled
+        from console.engine.model.client import Progress
         from console.engine.pipeline import Hooks
-        from console.engine.request import BriefingCancelled
         from console.ui.messages import (
             BriefingFailed,
             BriefingReady,
@@ -229,7 +229,7 @@ class TriageApp(VerificationMixin, App[None]):
 
     def submit_alert(self, raw_alert: str) -> None:
         """A new briefing request; the running one (if any) is cancelled and its answer dropped."""
-        from console.engine.alert import AlertError, parse_alert
+        from console.engine.briefing.alert import AlertError, parse_alert
 
         self.cancel_briefing(quiet=True)
         main = self.main_screen
@@ -269,7 +269,7 @@ class TriageApp(VerificationMixin, App[None]):
             self.brief_group(self.batch_group + step)
 
     def _new_request(self, alert: Alert) -> BriefingRequest:
-        from console.engine.request import BriefingRequest
+        from console.engine.briefing.request import BriefingRequest
 
         self._last_request_id += 1
         self.request = BriefingRequest(alert, self._last_request_id)
@@ -371,7 +371,7 @@ class TriageApp(VerificationMixin, App[None]):
 
     @work(thread=True, exclusive=True, group="tripwire", exit_on_error=False)
     def build_tripwire(self, request_id: int, routed: Routed) -> None:
-        from console.engine.tripwire import Tripwire, gather_candidates
+        from console.engine.briefing.tripwire import Tripwire, gather_candidates
         from console.ui.messages import TripwireReady
 
         memory = self.engine.memory
@@ -408,7 +408,7 @@ class TriageApp(VerificationMixin, App[None]):
     def note_action(self, text: str, hits: list[TripwireHit]) -> None:
         """An action the engineer is about to take: kept for the postmortem form (and the
         game day's timeline), with the warnings it raised."""
-        from console.engine.tripwire import safe_intent
+        from console.engine.briefing.tripwire import safe_intent
 
         noted = safe_intent(text)
         self.noted.append((noted, list(hits)))
@@ -443,7 +443,7 @@ class TriageApp(VerificationMixin, App[None]):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def _export(self, briefing: Any) -> None:
-        from console.engine.export import briefing_markdown, write_markdown
+        from console.engine.render.markdown import briefing_markdown, write_markdown
         from console.ui.messages import Exported
 
         path = write_markdown(briefing, self.settings.data_dir / "exports")
@@ -463,7 +463,7 @@ class TriageApp(VerificationMixin, App[None]):
 
     @work(thread=True, exclusive=True, group="drill-report", exit_on_error=False)
     def _drill_report(self, timeline: Timeline, briefing: Any) -> None:
-        from console.engine.gameday import drill_report
+        from console.engine.practice.gameday import drill_report
         from console.ui.messages import DrillReported
 
         report = drill_report(timeline, briefing, self.engine.embedder())
@@ -478,7 +478,7 @@ class TriageApp(VerificationMixin, App[None]):
     def track_record_line(self, tier: str) -> str:
         """The confidence tier's record in the last drill on this memory, or why there is
         none (read from DATA/drill.json; never fails the briefing)."""
-        from console.engine.drill import track_record
+        from console.engine.practice.replay import track_record
 
         try:
             record = track_record(self.settings, self.engine.memory)

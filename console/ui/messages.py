@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from console.engine.briefing import Briefing, RecalledRecord
+from console.engine.briefing.models import Briefing, RecalledRecord
 from console.engine.engine import MemoryStatus
-from console.engine.model_client import Progress
+from console.engine.model.client import Progress
 from store.errors import TriageError
 
 if TYPE_CHECKING:
     from console.engine.pipeline import Routed
-    from console.engine.probe_run import ProbeRun
-    from console.engine.verification import Plan
+    from console.engine.verification.passes import Plan
+    from console.engine.verification.probe_run import ProbeRun
 
 
 @dataclass

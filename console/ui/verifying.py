@@ -22,14 +22,14 @@ if TYPE_CHECKING:
     from textual.message import Message
     from textual.notifications import SeverityLevel
 
-    from console.engine.audit import AuditLog
+    from console.engine.briefing.audit import AuditLog
+    from console.engine.briefing.request import BriefingRequest
     from console.engine.config import Settings
     from console.engine.engine import TriageEngine
-    from console.engine.gameday import Timeline
     from console.engine.pipeline import Routed
-    from console.engine.probe_run import ProbeRun
-    from console.engine.request import BriefingRequest
-    from console.engine.verification import Declared, Plan
+    from console.engine.practice.gameday import Timeline
+    from console.engine.verification.passes import Declared, Plan
+    from console.engine.verification.probe_run import ProbeRun
     from console.ui.messages import (
         ProbeFinished,
         VerificationAssisted,
@@ -90,8 +90,8 @@ class VerificationMixin:
     @work(thread=True, group="verify", exit_on_error=False)
     def verify_plan(self, verification_id: int, routed: Routed) -> None:
         """Plan a verification (memory probes, re-recall) and conclude it with no answers."""
-        from console.engine.probes import ProbeFileError, load_probes, probes_path
-        from console.engine.verification import alert_service, plan
+        from console.engine.verification.passes import alert_service, plan
+        from console.engine.verification.probes import ProbeFileError, load_probes, probes_path
         from console.ui.messages import VerificationFailed
 
         try:
@@ -114,7 +114,7 @@ class VerificationMixin:
                                    assisting=client is not None)
         if client is None or not concluded:
             return
-        from console.engine.verification import assisted
+        from console.engine.verification.passes import assisted
         from console.ui.messages import VerificationAssisted
 
         try:
@@ -137,7 +137,7 @@ class VerificationMixin:
                   assisting: bool = False) -> bool:
         """(On a worker thread.) Synthesis and the artifact; posts the result or the failure
         and says whether it concluded."""
-        from console.engine.verification import conclude, escalate_late, write_artifact
+        from console.engine.verification.passes import conclude, escalate_late, write_artifact
         from console.ui.messages import VerificationConcluded, VerificationFailed
 
         try:
@@ -155,7 +155,7 @@ class VerificationMixin:
 
     @work(thread=True, group="verify-probe", exit_on_error=False)
     def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
-        from console.engine.probe_run import run_probe
+        from console.engine.verification.probe_run import run_probe
         from console.ui.messages import ProbeFinished
 
         with self._probe_slots:

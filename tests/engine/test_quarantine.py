@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from console.__main__ import main
-from console.engine.deterministic import deterministic_briefing
-from console.engine.grounding import looks_like_instructions
-from console.engine.guards import guard_draft
+from console.engine.briefing.deterministic import deterministic_briefing
+from console.engine.briefing.instructions import looks_like_instructions
+from console.engine.model.guards import guard_draft
 from console.engine.pipeline import quarantine, without
 from store.loader import load_incidents
 from store.recall import action_text

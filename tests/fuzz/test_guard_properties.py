@@ -17,12 +17,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.engine.draft import DraftRejected
-from console.engine.grounding import CitedText, looks_like_instructions, unbacked_commands
-from console.engine.guards import GuardedDraft, guard_draft
+from console.engine.briefing.instructions import looks_like_instructions
+from console.engine.model.draft import DraftRejected
+from console.engine.model.grounding import CitedText, unbacked_commands
+from console.engine.model.guards import GuardedDraft, guard_draft
 from store.models import ActionOutcome, Incident
 from store.recall import Recall
-from tests.engine.test_grounding import BENIGN, COMMANDS, INSTRUCTIONS
+from tests.engine.model.test_grounding import BENIGN, COMMANDS, INSTRUCTIONS
 from tests.model.conftest import confidence_rule_holds
 from tests.recalls import incident, recall_of
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from console.__main__ import main
-from console.engine.grounding import CitedText, looks_like_instructions, unbacked_commands
+from console.engine.briefing.instructions import looks_like_instructions
+from console.engine.model.grounding import CitedText, unbacked_commands
 from tests.fake_ollama import FakeOllama
 
 MODEL = "qwen2.5:7b"

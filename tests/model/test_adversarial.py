@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from console.engine.prompts import Contract
+from console.engine.model.prompts import Contract
 from tests.fake_ollama import ChatReply, FakeOllama
 from tests.model.conftest import (
     _UNSET,

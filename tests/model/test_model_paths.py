@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from console.engine.prompts import Contract
+from console.engine.model.prompts import Contract
 from tests.fake_ollama import ChatReply, FakeOllama, Fault, refused_host
 from tests.model.conftest import (
     C_ALERT,

@@ -18,27 +18,27 @@ class Accepted:
 
 ACCEPTED: tuple[Accepted, ...] = (
     # --- equivalent mutants: the program behaves the same ---------------------------------
-    Accepted("console.engine.guards.x__confidence", "claim_given=True",
+    Accepted("console.engine.model.guards.x__confidence", "claim_given=True",
              "equivalent: claim_given defaults to True, so dropping the argument changes nothing"),
-    Accepted("console.engine.guards.x_guard_draft", "cited_anything = None",
+    Accepted("console.engine.model.guards.x_guard_draft", "cited_anything = None",
              "equivalent: None and False are both false, and the flag is only ever tested"),
-    Accepted("console.engine.guards.x_guard_draft", "citations.action(None, e.action_id)",
+    Accepted("console.engine.model.guards.x_guard_draft", "citations.action(None, e.action_id)",
              "equivalent: an Evidence's action_id is the recalled action's full id "
              "(INC-…/A…), which names its incident, so the incident_id argument is never read"),
-    Accepted("console.engine.citations.xǁCitationIndexǁaction", '.strip(None)',
+    Accepted("console.engine.model.citations.xǁCitationIndexǁaction", '.strip(None)',
              "equivalent: quotes left around an action id are dropped again by _canonical, whose "
              "separators include them"),
-    Accepted("console.engine.citations.xǁCitationIndexǁaction", '.strip("XX',
+    Accepted("console.engine.model.citations.xǁCitationIndexǁaction", '.strip("XX',
              "equivalent: quotes left around an action id are dropped again by _canonical"),
-    Accepted("console.engine.citations.xǁCitationIndexǁaction", 'lstrip("XX#XX")',
+    Accepted("console.engine.model.citations.xǁCitationIndexǁaction", 'lstrip("XX#XX")',
              "equivalent for ids that do not start with X: the same '#' is stripped"),
-    Accepted("console.engine.citations.xǁCitationIndexǁ__init__", 'lstrip("XX0XX")',
+    Accepted("console.engine.model.citations.xǁCitationIndexǁ__init__", 'lstrip("XX0XX")',
              "equivalent: the text is the incident id's digits, so only the zeros are stripped"),
-    Accepted("console.engine.citations.xǁCitationIndexǁincident", 'lstrip("XX0XX")',
+    Accepted("console.engine.model.citations.xǁCitationIndexǁincident", 'lstrip("XX0XX")',
              "equivalent: on that path the text is all digits, so only the zeros are stripped"),
-    Accepted("console.engine.citations.xǁCitationIndexǁmention_known", "rpartition",
+    Accepted("console.engine.model.citations.xǁCitationIndexǁmention_known", "rpartition",
              "equivalent: a mention the pattern finds has at most one '/'"),
-    Accepted("console.engine.citations.xǁCitationIndexǁmention_known", "self.action(None,",
+    Accepted("console.engine.model.citations.xǁCitationIndexǁmention_known", "self.action(None,",
              "equivalent: the action id passed along always names its incident, which wins over "
              "the separate incident argument"),
     # --- the redactor ----------------------------------------------------------------------

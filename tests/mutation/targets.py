@@ -23,35 +23,38 @@ class Target:
         return self.path.removesuffix(".py").replace("/", ".")
 
 
-GUARD_TESTS = ("tests/engine/test_guards.py", "tests/engine/test_citations.py")
+GUARD_TESTS = ("tests/engine/model/test_guards.py", "tests/engine/model/test_citations.py")
 WRITER_TESTS = ("tests/store/test_writer.py", "tests/store/test_writer_rules.py",
                 "tests/store/test_writer_faults.py")
 
 TARGETS = (
-    Target("console/engine/guards.py", ("console.engine.guards.*",), GUARD_TESTS),
-    Target("console/engine/citations.py", ("console.engine.citations.*",), GUARD_TESTS),
-    Target("console/engine/confidence.py", ("console.engine.confidence.*",),
-           ("tests/engine/test_confidence.py", "tests/engine/test_guards.py")),
+    Target("console/engine/model/guards.py", ("console.engine.model.guards.*",), GUARD_TESTS),
+    Target("console/engine/model/citations.py", ("console.engine.model.citations.*",), GUARD_TESTS),
+    Target("console/engine/briefing/confidence.py", ("console.engine.briefing.confidence.*",),
+           ("tests/engine/briefing/test_confidence.py", "tests/engine/model/test_guards.py")),
     Target("store/redact.py", ("store.redact.*",), ("tests/store/test_redact.py",)),
     Target("store/writer.py", ("store.writer.*",), WRITER_TESTS),
     Target("store/loader.py", ("store.loader.x_incident_files*",),
            ("tests/store/test_loader.py",)),
     Target("store/calibration.py", ("store.calibration.xǁCalibrationǁfuse*",),
            ("tests/store/test_gate.py",)),
-    Target("console/engine/grounding.py", ("console.engine.grounding.*",),
-           ("tests/engine/test_grounding.py", "tests/engine/test_quarantine.py")),
+    Target("console/engine/model/grounding.py", ("console.engine.model.grounding.*",),
+           ("tests/engine/model/test_grounding.py", "tests/engine/test_quarantine.py")),
+    Target("console/engine/briefing/instructions.py",
+           ("console.engine.briefing.instructions.*",),
+           ("tests/engine/model/test_grounding.py", "tests/engine/test_quarantine.py")),
     # Verification: the method (audit, questions, probes, synthesis) and the declared probes.
-    Target("console/engine/verify.py", ("console.engine.verify.*",),
-           ("tests/engine/test_verify.py", "tests/engine/test_verification.py",
-            "tests/engine/test_verify_exact.py")),
-    # (console/engine/probes.py and probe_run.py are not here yet: probe_run's tests spawn
-    # processes and their mutmut run has not been measured on 2 cores; 30 of 31 hand-made
+    Target("console/engine/verification/method.py", ("console.engine.verification.method.*",),
+           ("tests/engine/verification/test_method.py", "tests/engine/verification/test_passes.py",
+            "tests/engine/verification/test_method_exact.py")),
+    # (console/engine/verification/probes.py and probe_run.py are not here yet: probe_run's
+    # tests spawn processes and their mutmut run has not been measured on 2 cores; 30 of 31 hand-made
     # mutants were killed)
     # The headline's verdict (state, lead, warnings, confidence) and applicability (classes).
-    Target("console/engine/verdict.py", ("console.engine.verdict.*",),
-           ("tests/engine/test_verdict_rules.py", "tests/test_headline_verdict.py")),
-    Target("console/engine/applicability.py", ("console.engine.applicability.*",),
-           ("tests/engine/test_verdict_rules.py",)),
+    Target("console/engine/briefing/verdict.py", ("console.engine.briefing.verdict.*",),
+           ("tests/engine/briefing/test_verdict_rules.py", "tests/test_headline_verdict.py")),
+    Target("console/engine/briefing/applicability.py", ("console.engine.briefing.applicability.*",),
+           ("tests/engine/briefing/test_verdict_rules.py",)),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().
     Target("store/recall.py", ("store.recall.x_rank*", "store.recall.x_gate*"),
            ("tests/store/test_gate.py",)),
@@ -90,31 +93,31 @@ TABLE_MUTANTS = (
                 ":(?!\\[REDACTED:)([^/", ":([^/"),
     TableMutant("store/redact.py", "private key: an unterminated block kept",
                 "PRIVATE KEY(?: BLOCK)?-----|\\Z)", "PRIVATE KEY(?: BLOCK)?-----)"),
-    TableMutant("console/engine/citations.py", "bare #9999 mentions kept",
+    TableMutant("console/engine/model/citations.py", "bare #9999 mentions kept",
                 "|#[0-9０-９]{2,}\\b", ""),
-    TableMutant("console/engine/citations.py", "full-width digits not read as a mention",
+    TableMutant("console/engine/model/citations.py", "full-width digits not read as a mention",
                 "[\\s_\\-–—－‐‑#]*[0-9０-９]+", "[\\s_\\-–—－‐‑#]*[0-9]+"),
-    TableMutant("console/engine/citations.py", "full-width hyphen not read as a separator",
+    TableMutant("console/engine/model/citations.py", "full-width hyphen not read as a separator",
                 "[\\s_\\-–—－‐‑#]*", "[\\s_\\-–—#]*"),
-    TableMutant("console/engine/citations.py", "lower-case inc-9999 not read as a mention",
+    TableMutant("console/engine/model/citations.py", "lower-case inc-9999 not read as a mention",
                 '_MENTION = re.compile(r"(?i)', '_MENTION = re.compile(r"'),
-    TableMutant("console/engine/citations.py", "the /A99 of a mention ignored",
+    TableMutant("console/engine/model/citations.py", "the /A99 of a mention ignored",
                 "(?:\\s*[/／]\\s*[A-Za-z0-9Ａ-Ｚａ-ｚ０-９]+)?", ""),
-    TableMutant("console/engine/citations.py", "quotes and brackets kept in an id",
+    TableMutant("console/engine/model/citations.py", "quotes and brackets kept in an id",
                 "#'\\\"`“”‘’\\[\\]()]+", "#]+"),
-    TableMutant("console/engine/grounding.py", "rm -r/-f not a command",
+    TableMutant("console/engine/model/grounding.py", "rm -r/-f not a command",
                 'r"\\brm\\s+-[a-z]*[rf]", ', ""),
-    TableMutant("console/engine/grounding.py", "DROP TABLE not a command",
+    TableMutant("console/engine/model/grounding.py", "DROP TABLE not a command",
                 'r"\\bdrop\\s+(?:table|database|schema|index|user|role|view)\\b", ', ""),
-    TableMutant("console/engine/grounding.py", "kubectl not a command",
+    TableMutant("console/engine/model/grounding.py", "kubectl not a command",
                 'r"\\bkubectl\\s+\\S+", ', ""),
-    TableMutant("console/engine/grounding.py", "override verb + guidance not an instruction",
+    TableMutant("console/engine/briefing/instructions.py", "override verb + guidance not an instruction",
                 'rf"\\b{_OVERRIDE}\\s+(?:{_QUALIFIER}\\s+){{0,4}}{_GUIDANCE}\\b",', ""),
-    TableMutant("console/engine/grounding.py", "invisible characters kept by the detectors",
+    TableMutant("console/engine/briefing/instructions.py", "invisible characters kept by the detectors",
                 '    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)',
                 '    text = unicodedata.normalize("NFKC", text)'),
-    TableMutant("console/engine/confidence.py", "hard cap 99", "HARD_CAP = 98", "HARD_CAP = 99"),
-    TableMutant("console/engine/confidence.py", "NO_EFFECT not counted as a failure",
+    TableMutant("console/engine/briefing/confidence.py", "hard cap 99", "HARD_CAP = 98", "HARD_CAP = 99"),
+    TableMutant("console/engine/briefing/confidence.py", "NO_EFFECT not counted as a failure",
                 'frozenset({"WORSENED", "NO_EFFECT"})', 'frozenset({"WORSENED"})'),
 )
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from console.engine.alert import parse_alert
+from console.engine.briefing.alert import parse_alert
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from store.index import META_FILE, SCHEMA_VERSION, IndexUnavailable, MemoryIndex

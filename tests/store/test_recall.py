@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.engine.alert import parse_alert
+from console.engine.briefing.alert import parse_alert
 from console.engine.engine import TriageEngine
 from store.recall import Recall, recall
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from console.engine.alert import parse_alert
+from console.engine.briefing.alert import parse_alert
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from store.embedder import EmbeddingCache

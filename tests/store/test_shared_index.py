@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from console.engine.alert import parse_alert
+from console.engine.briefing.alert import parse_alert
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine, read_memory
 from store.index import IndexUnavailable, MemoryIndex

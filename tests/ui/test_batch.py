@@ -13,9 +13,9 @@ from typing import Any
 from textual import events
 from textual.widgets import Input, Static
 
-from console.engine.alert import parse_alert
+from console.engine.briefing.alert import parse_alert
+from console.engine.briefing.request import BriefingRequest
 from console.engine.config import Settings
-from console.engine.request import BriefingRequest
 from console.ui.app import TriageApp
 from console.ui.messages import BriefingReady
 from console.ui.widgets.batch_list import BatchList

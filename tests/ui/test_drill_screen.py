@@ -1,5 +1,5 @@
 """The drill screen driven by keys through Pilot, on a small fixture memory written by hand
-(tests/engine/test_drill.py FIXTURE): a replays everything, the chart and the per-tier table
+(tests/engine/practice/test_replay.py FIXTURE): a replays everything, the chart and the per-tier table
 show the calibration, Enter shows a replay's briefing, a cached drill shows on reopening and
 says when the memory changed since."""
 
@@ -15,7 +15,7 @@ from textual_plotext import PlotextPlot
 from console.engine.config import Settings
 from console.ui.app import TriageApp
 from console.ui.screens.drill import DrillScreen
-from tests.engine.test_drill import FIXTURE
+from tests.engine.practice.test_replay import FIXTURE
 
 SIZE = (120, 40)
 

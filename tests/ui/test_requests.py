@@ -10,7 +10,7 @@ from typing import Any
 from textual.widgets import Input, Static
 
 from console.engine.config import Settings
-from console.engine.model_client import Progress
+from console.engine.model.client import Progress
 from console.engine.pipeline import Hooks
 from console.ui.app import TriageApp
 from console.ui.messages import BriefingReady
@@ -110,8 +110,8 @@ async def test_a_stale_answer_is_dropped_and_the_audit_says_so(
 
 
 def _request(alert: str) -> Any:
-    from console.engine.alert import parse_alert
-    from console.engine.request import BriefingRequest
+    from console.engine.briefing.alert import parse_alert
+    from console.engine.briefing.request import BriefingRequest
 
     return BriefingRequest(parse_alert(alert), 1)
 

@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input
 
-from console.engine.briefing import Briefing
+from console.engine.briefing.models import Briefing
 from console.engine.config import Settings
 from console.ui.app import TriageApp
 from console.ui.screens.main import SIDEBAR_MIN_WIDTH, MainScreen

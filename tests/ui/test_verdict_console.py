@@ -13,8 +13,8 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
-from console.engine.alert import parse_alert
-from console.engine.briefing import Evidence, RunnerUp
+from console.engine.briefing.alert import parse_alert
+from console.engine.briefing.models import Evidence, RunnerUp
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.ui.app import TriageApp

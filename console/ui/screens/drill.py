@@ -26,9 +26,9 @@ from textual.widgets.option_list import Option
 from console.ui.keys import Key
 
 if TYPE_CHECKING:
-    from console.engine.briefing import Briefing
-    from console.engine.drill import DrillReport, Replay
+    from console.engine.briefing.models import Briefing
     from console.engine.engine import TriageEngine
+    from console.engine.practice.replay import DrillReport, Replay
 
 VERDICT = {True: ("right", "bold green"), False: ("wrong", "bold red"), None: ("—", "dim")}
 
@@ -118,7 +118,7 @@ class DrillScreen(Screen[None]):
         return chart
 
     def on_mount(self) -> None:
-        from console.engine.drill import track_record
+        from console.engine.practice.replay import track_record
 
         self.query_one(OptionList).focus()
         record = None
@@ -135,7 +135,7 @@ class DrillScreen(Screen[None]):
                           "incident with itself hidden (a replay briefs it as a new alert).")
 
     def _cached_report(self) -> DrillReport | None:
-        from console.engine.drill import DrillFile
+        from console.engine.practice.replay import DrillFile
 
         path = self.engine.settings.drill_path
         if not path.exists():
@@ -156,9 +156,9 @@ class DrillScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="drill", exit_on_error=False)
     def run_drill(self, run_id: int) -> None:
-        from console.engine.drill import run_drill, save_track_record
         from console.engine.engine import read_memory
-        from console.engine.evaluate import eval_index
+        from console.engine.practice.evaluate import eval_index
+        from console.engine.practice.replay import run_drill, save_track_record
         from store.errors import TriageError
 
         settings = self.engine.settings
@@ -185,9 +185,9 @@ class DrillScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="drill-briefing", exit_on_error=False)
     def load_briefing(self, run_id: int, incident_id: str) -> None:
-        from console.engine.drill import replay_briefing
         from console.engine.engine import read_memory
-        from console.engine.evaluate import eval_index
+        from console.engine.practice.evaluate import eval_index
+        from console.engine.practice.replay import replay_briefing
 
         settings = self.engine.settings
         memory = read_memory(settings.incidents_path)

@@ -28,10 +28,10 @@ from console.ui.widgets.verification_panel import VerificationPanel
 # Engine types are for annotations only, and the postmortem and record screens are imported
 # when opened: this module is on first paint's path (bench/first_paint.py).
 if TYPE_CHECKING:
-    from console.engine.briefing import Briefing, RecalledRecord
+    from console.engine.briefing.models import Briefing, RecalledRecord
+    from console.engine.briefing.tripwire import TripwireHit
     from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
-    from console.engine.model_client import Progress
-    from console.engine.tripwire import TripwireHit
+    from console.engine.model.client import Progress
     from console.ui.app import TriageApp
     from console.ui.screens.postmortem import PostmortemScreen
 
@@ -385,7 +385,7 @@ class MainScreen(Screen[None]):
         carried = list(app.noted_rows())
         verifying = app.verifying
         if self.verification_open and verifying is not None and verifying.result is not None:
-            from console.engine.verification import carry_rows
+            from console.engine.verification.passes import carry_rows
 
             carried += carry_rows(verifying.result, verifying.routed.briefing)
         carried = [row.model_copy(update={"id": f"A{n}"}) for n, row in enumerate(carried, 1)]

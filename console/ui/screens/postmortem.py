@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState
 
-from console.engine.alert import AlertError, parse_alert
+from console.engine.briefing.alert import AlertError, parse_alert
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.ui.keys import Key
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
@@ -97,7 +97,7 @@ class PostmortemScreen(Screen[SaveResult | None]):
     def __init__(self, engine: TriageEngine, *, alert_text: str = "",
                  editing: Incident | None = None, carried: list[Action] | None = None) -> None:
         """``carried``: action rows brought from a verification (see
-        console/engine/verification.py carry_rows), for a new incident only."""
+        console/engine/verification/passes.py carry_rows), for a new incident only."""
         super().__init__()
         self.engine = engine
         self.editing = editing

@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Static
 
-from console.engine.applicability import MATCH_WORDS
-from console.engine.briefing import RecalledRecord
+from console.engine.briefing.applicability import MATCH_WORDS
+from console.engine.briefing.models import RecalledRecord
 from console.ui.screens.dialog import Dialog
 
 

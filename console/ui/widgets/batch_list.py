@@ -16,7 +16,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:  # for annotations only: this module is on first paint's path
-    from console.engine.briefing import AlertGroup
+    from console.engine.briefing.models import AlertGroup
 
 STATE_BADGE = {
     "proven": ("PROVEN  ", "bold green"),

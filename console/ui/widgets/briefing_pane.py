@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from console.engine.briefing import Briefing, Match, Recommendation
+    from console.engine.briefing.models import Briefing, Match, Recommendation
 
 STATE_BANNER = {
     "proven": ("PROVEN FIX IN MEMORY", "bold green"),
@@ -28,7 +28,7 @@ LINE_BUDGET = 72
 @cache
 def match_words() -> Mapping[Match, str]:
     """MATCH_WORDS, imported when a briefing is shown (not on the first paint's path)."""
-    from console.engine.applicability import MATCH_WORDS
+    from console.engine.briefing.applicability import MATCH_WORDS
 
     return MATCH_WORDS
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from console.engine.briefing import Confidence
+    from console.engine.briefing.models import Confidence
 
 FOLDED_HINT = "focus it (Tab) for the derivation"
 
@@ -28,7 +28,7 @@ class ConfidencePanel(Static, can_focus=True):
 
     def show_confidence(self, confidence: Confidence, track_record: str = "") -> None:
         """``track_record``: the tier's record in the last drill on this memory (or why there
-        is none), as console/engine/drill.py TrackRecord words it."""
+        is none), as console/engine/practice/replay.py TrackRecord words it."""
         self.border_title = f"Confidence {confidence.value} — a rule on evidence, not a probability"
         text = Text()
         text.append(confidence.derivation + "\n")

@@ -14,7 +14,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:  # the memory's models are not needed to paint an empty sidebar
-    from console.engine.briefing import Match, RecalledRecord
+    from console.engine.briefing.models import Match, RecalledRecord
     from store.models import ActionOutcome
 
 
@@ -34,7 +34,7 @@ INCIDENT_LINE = 30
 @cache
 def match_words() -> Mapping[Match, str]:
     """MATCH_WORDS, imported when records are shown (not on the first paint's path)."""
-    from console.engine.applicability import MATCH_WORDS
+    from console.engine.briefing.applicability import MATCH_WORDS
 
     return MATCH_WORDS
 

@@ -23,7 +23,7 @@ from textual.widgets import Input, Static
 from store.text import clean
 
 if TYPE_CHECKING:
-    from console.engine.tripwire import TripwireHit
+    from console.engine.briefing.tripwire import TripwireHit
 
 # A check once typing pauses this long (a check costs one embed, ~12–28 ms measured).
 PAUSE = 0.25

@@ -1,6 +1,6 @@
 """The verification overlay: an audit of the briefing, shown beside it (never in its place).
 
-It renders a ``verification`` result (console/engine/verification.py) and turns keys into
+It renders a ``verification`` result (console/engine/verification/passes.py) and turns keys into
 requests: y / n / u answer the highlighted engineer question, c runs the highlighted declared
 probe after its exact argv has been on screen. Every text here is stored memory, probe output
 or our own words: all of it is rendered literally (no markup).

@@ -1,0 +1,150 @@
+"""How each recalled incident applies to this alert: the same failure, elsewhere, or weak.
+
+A recalled similar record is not yet an applicable fix. Each recalled incident gets one scalar,
+its *applicability*: the fused relevance plus ``margin_weight`` times its margin over the best
+other candidate that is not the same failure (``related``, either direction, or a recalled
+incident resolved or mitigated by the same fix) — a record that only narrowly beats a rival is
+weaker evidence than one that stands alone, while a family of recurrences, declared or not,
+does not compete with itself. The class comes from it and the service:
+
+- ``strong``    applicability reaches the calibrated ``strong`` bar (or the incident is a known
+                recurrence of one that does) and the service fits: the same failure;
+- ``elsewhere`` as strong, but on another service than the one the alert names (or the alert
+                names a service the memory does not know);
+- ``weak``      recalled above the floor, not proof of anything.
+
+When the alert names no service the memory knows (nor any unknown one), there is no
+cross-service demotion. The bar and the weight are fitted on third-party alerts
+(bench/applicability_eval.py) and travel in the index's calibration.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from console.engine.briefing.fixes import SAME_FIX_OVERLAP, overlap
+from console.engine.briefing.models import Match
+from store.recall import Recall, RecalledIncident
+from store.terms import terms
+
+MATCH_RANK: Mapping[Match, int] = {"strong": 2, "elsewhere": 1, "weak": 0}
+MATCH_WORDS: Mapping[Match, str] = {
+    "strong": "same failure",
+    "elsewhere": "same failure, other service",
+    "weak": "similar, not proof",
+}
+
+# A service-like name: a hyphenated word ending in -service, -svc, -api (checkout-service,
+# ledger-api), or the word after "service:" / "service=" / "(service …)".
+_SERVICE_TOKEN = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9_]*(?:-[a-z0-9_]+)*-(?:service|svc|api))"
+                            r"(?![\w-])", re.IGNORECASE)
+_SERVICE_LABEL = re.compile(r"\bservice\s*[:=]\s*([a-z0-9][\w.-]*)|\(service\s+([a-z0-9][\w.-]*)\)",
+                            re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ServiceRead:
+    """The service an alert names (a label, or its text) and whether the memory knows it."""
+
+    named: str | None = None
+    known: bool = False
+
+    @property
+    def demotes(self) -> bool:
+        """Whether a strong match on another service is only "elsewhere"."""
+        return self.named is not None
+
+
+def known_service_in(text: str, services: Collection[str]) -> str | None:
+    """The longest memory service the text names (any case; '-', '_' and ' ' count alike)."""
+    found = []
+    for service in services:
+        parts = [re.escape(p) for p in re.split(r"[-_ ]+", service) if p]
+        if len(parts) < 2 and not re.search(r"[-_]", service):
+            # A one-word service ("payments") is also an ordinary word: only a label names it.
+            pattern = r"(?<![\w-])" + re.escape(service) + r"(?=[-_ ](?:service|svc|api)\b)"
+        else:
+            pattern = r"(?<![\w-])" + r"[-_ ]".join(parts) + r"(?![\w-])"
+        if parts and re.search(pattern, text, re.IGNORECASE):
+            found.append(service)
+    return max(found, key=len, default=None)
+
+
+def read_service(text: str, label: str | None, services: Collection[str]) -> ServiceRead:
+    """The alert's service: its payload label, else a memory service its text names, else a
+    service-like name it spells out (``quokka-api``, ``service: quokka``), else none."""
+    by_lower = {s.lower(): s for s in services}
+    if label and label.strip():
+        name = label.strip()
+        return ServiceRead(by_lower.get(name.lower(), name), name.lower() in by_lower)
+    known = known_service_in(text, services)
+    if known is not None:
+        return ServiceRead(known, True)
+    spelled = [m.group(1) for m in _SERVICE_TOKEN.finditer(text)]
+    spelled += [m.group(1) or m.group(2) for m in _SERVICE_LABEL.finditer(text)]
+    if spelled:
+        return ServiceRead(spelled[0].lower(), False)
+    return ServiceRead()
+
+
+def _families(incidents: tuple[RecalledIncident, ...]) -> dict[str, set[str]]:
+    """Who is the same failure as whom: declared recurrences, and recalled incidents that the
+    same fix resolved or mitigated (a team that never filled ``related`` still has families)."""
+    family: dict[str, set[str]] = {i.incident_id: set() for i in incidents}
+    for incident in incidents:
+        for other in incident.related:
+            family[incident.incident_id].add(other)
+            family.setdefault(other, set()).add(incident.incident_id)
+    fixes = {i.incident_id: [set(terms(a.action)) for a in i.actions if a.outcome.is_fix]
+             for i in incidents}
+    for n, left in enumerate(incidents):
+        for right in incidents[n + 1:]:
+            if any(overlap(a, b) >= SAME_FIX_OVERLAP
+                   for a in fixes[left.incident_id] for b in fixes[right.incident_id]):
+                family[left.incident_id].add(right.incident_id)
+                family[right.incident_id].add(left.incident_id)
+    return family
+
+
+@dataclass(frozen=True)
+class Applicability:
+    """One recalled incident's applicability to the alert, and its class."""
+
+    incident_id: str
+    service: str
+    score: float
+    margin: float
+    match: Match
+
+
+def applicability(recall: Recall, service: ServiceRead) -> dict[str, Applicability]:
+    """Every recalled incident's applicability and match class (see the module docstring)."""
+    related = _families(recall.incidents)
+    fused = {r.incident_id: r.score for r in recall.ranked}
+    for incident in recall.incidents:
+        fused.setdefault(incident.incident_id, incident.score)
+    scores: dict[str, tuple[float, float]] = {}
+    for incident in recall.incidents:
+        own = fused[incident.incident_id]
+        family = related.get(incident.incident_id, set())
+        rivals = [s for i, s in fused.items() if i != incident.incident_id and i not in family]
+        margin = own - max(rivals, default=0.0)
+        # Rounded before the bar is applied: the class always agrees with the figure shown.
+        scores[incident.incident_id] = (round(own + recall.margin_weight * margin, 4),
+                                        round(margin, 4))
+    alike = {i for i, (score, _) in scores.items() if score >= recall.strong}
+    # A known recurrence of an incident that clears the bar is the same failure too.
+    alike |= {i for i in scores if related.get(i, set()) & alike}
+    result = {}
+    for incident in recall.incidents:
+        score, margin = scores[incident.incident_id]
+        match: Match = "weak"
+        if incident.incident_id in alike:
+            here = not service.demotes or (
+                service.known and incident.service.lower() == (service.named or "").lower())
+            match = "strong" if here else "elsewhere"
+        result[incident.incident_id] = Applicability(
+            incident.incident_id, incident.service, score, margin, match)
+    return result

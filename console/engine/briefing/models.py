@@ -1,0 +1,198 @@
+"""The briefing result: the ``triage brief --json`` contract, as pydantic models."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from store.models import ActionOutcome
+from store.text import CleanStr
+
+State = Literal["proven", "unproven", "no_prior_incident"]
+# How a recalled incident applies to this alert (console/engine/briefing/applicability.py): the same
+# failure (strong), the same failure mode on another service (elsewhere), or only recalled.
+Match = Literal["strong", "elsewhere", "weak"]
+
+
+class RecalledRecord(BaseModel):
+    """A recalled action exactly as stored, with its relevance and the evidence behind it.
+
+    An incident with no actions recorded is one record with ``action_id`` and ``outcome`` None:
+    seen before, nothing proven. ``score`` is the fused relevance; ``cosine`` (dense) and
+    ``bm25`` (full text) are its components, None when that layer did not find the incident.
+    """
+
+    incident_id: str
+    action_id: str | None
+    service: CleanStr
+    outcome: ActionOutcome | None
+    score: float
+    text: CleanStr
+    cosine: float | None = None
+    bm25: float | None = None
+    title: CleanStr = ""
+    action: CleanStr = ""
+    explanation: CleanStr = ""
+    kind: CleanStr = ""
+    confirmed: bool = True
+    quarantined: bool = False
+    match: Match = "weak"
+    applicability: float = 0.0
+
+
+class Evidence(BaseModel):
+    incident_id: str
+    action_id: str
+    outcome: ActionOutcome
+
+
+class Recommendation(BaseModel):
+    """``action`` is always the stored text of the first cited action; ``model_note`` is the
+    model's own phrasing of it (shown dimmed, labelled as the model's), empty when none."""
+
+    action: CleanStr
+    evidence: list[Evidence]
+    resolved: int = 0
+    tried: int = 0
+    failed_elsewhere: list[Evidence] = Field(default_factory=list)
+    model_note: CleanStr = ""
+    # The strongest match class among the incidents this fix resolved or mitigated, and the
+    # services of the incidents it RESOLVED (where it is proven).
+    applies: Match = "weak"
+    proven_on: list[CleanStr] = Field(default_factory=list)
+    # Where the same fix made no difference or made things worse, in strong incidents (these
+    # lower the count that sets the tier) and elsewhere (shown beside it, not counted).
+    failed_strong: list[Evidence] = Field(default_factory=list)
+
+
+class Step(BaseModel):
+    """One next step: the stored text of the recalled action it cites (never model words)."""
+
+    text: CleanStr
+    incident_id: str
+    action_id: str
+    outcome: ActionOutcome
+
+
+class BriefingWarning(BaseModel):
+    """A recalled action that made things worse: never repeat it without reading why."""
+
+    text: CleanStr
+    incident_id: str
+    action_id: str
+    explanation: CleanStr = ""
+    match: Match | None = None
+
+
+class Confidence(BaseModel):
+    """A rule on evidence, not a probability — with the derivation that produced it."""
+
+    value: int
+    model_claim: int | None
+    proven: int
+    failed: int
+    tier: Literal["3+", "2", "1", "0"]
+    floor: int
+    cap: int
+    explanation: CleanStr
+    derivation: CleanStr = ""
+    cited: list[CleanStr] = Field(default_factory=list)
+    # Strong incidents where the lead fix made no difference or made things worse (each lowers
+    # the count that sets the tier by one), and incidents on other services it resolved.
+    failed_strong: int = 0
+    proven_elsewhere: int = 0
+
+
+class TriedWithoutEffect(BaseModel):
+    """A NO_EFFECT action of a strong incident: what was tried and did not help, with why."""
+
+    text: CleanStr
+    incident_id: str
+    action_id: str
+    explanation: CleanStr = ""
+
+
+class RunnerUp(BaseModel):
+    """The next fix when its incident matched nearly as well as the lead's: check both."""
+
+    action: CleanStr
+    incident_id: str
+    action_id: str
+    applies: Match
+
+
+class GuardEntry(BaseModel):
+    rule: str
+    detail: CleanStr
+
+
+class Attempt(BaseModel):
+    n: int
+    result: CleanStr
+    reason: CleanStr
+    output_sha256: str
+
+
+class SearchInfo(BaseModel):
+    """What was searched, so "no prior incident" can say exactly that."""
+
+    query: CleanStr
+    terms: list[CleanStr]
+    mode: CleanStr
+    floor: float
+    best_rejected: float
+    memory_incidents: int
+    gate: CleanStr = ""
+    redacted: list[CleanStr] = Field(default_factory=list)
+    notices: list[CleanStr] = Field(default_factory=list)
+
+
+class SourceUse(BaseModel):
+    """One source of evidence and whether this briefing used it (the coverage line)."""
+
+    source: str
+    status: Literal["used", "unavailable", "truncated", "excluded", "not_configured"]
+    sha256: str = ""
+    detail: CleanStr = ""
+
+
+class AlertGroup(BaseModel):
+    """One alert group of a multi-alert payload (alerts with the same labels, less instance
+    labels) with the state its own recall reached; ``selected`` marks the one briefed."""
+
+    key: CleanStr
+    alerts: int
+    alert: CleanStr
+    state: State
+    top_incident_id: str | None = None
+    score: float | None = None
+    selected: bool = False
+    match: Match | None = None
+
+
+class Briefing(BaseModel):
+    state: State
+    source: Literal["model", "deterministic"]
+    model: CleanStr | None
+    degraded: CleanStr | None
+    recalled: list[RecalledRecord]
+    summary: CleanStr
+    recommendations: list[Recommendation]
+    warnings: list[BriefingWarning]
+    confidence: Confidence
+    guard_log: list[GuardEntry] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    verification: dict[str, Any] | None = None
+    search: SearchInfo | None = None
+    likely_cause: CleanStr = ""
+    steps: list[CleanStr] = Field(default_factory=list)
+    step_citations: list[Step] = Field(default_factory=list)
+    coverage: list[SourceUse] = Field(default_factory=list)
+    batch: list[AlertGroup] = Field(default_factory=list)
+    tried_without_effect: list[TriedWithoutEffect] = Field(default_factory=list)
+    runner_up: RunnerUp | None = None
+    # The alert's service as the verdict read it, and the model's explicit demotion (its
+    # reading that none of the recalled fixes applies), shown as the model's words.
+    alert_service: CleanStr | None = None
+    model_reading: CleanStr = ""

@@ -1,0 +1,118 @@
+"""The local Ollama chat model, with explicit timeouts and named failure reasons."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from console.engine.briefing.request import BriefingCancelled
+
+
+def is_pulled(model: str, pulled: list[str]) -> bool:
+    """Ollama lists ``name:latest`` for a model pulled as ``name``."""
+    return model in pulled or f"{model}:latest" in pulled
+
+
+class ModelUnavailable(Exception):
+    """An infrastructure failure (refused, timeout, model missing …): never retried into the
+    model; the deterministic briefing is shown with this reason."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    attempt: int
+    characters: int
+    elapsed: float
+
+
+class ModelClient:
+    """Streams a chat completion in JSON mode; the text is only returned whole, for guards."""
+
+    def __init__(self, host: str | None, model: str, timeout: float) -> None:
+        self.host = host
+        self.model = model
+        self.timeout = timeout
+
+    def _client(self) -> Any:
+        import httpx
+        import ollama
+
+        return ollama.Client(host=self.host,
+                             timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0)))
+
+    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any], attempt: int,
+             on_progress: Callable[[Progress], None] | None = None,
+             deadline: float | None = None,
+             cancelled: Callable[[], bool] | None = None) -> str:
+        """The model's whole answer, or ModelUnavailable saying why there is none.
+
+        Raises BriefingCancelled as soon as ``cancelled()`` is true between chunks; leaving the
+        stream closes the HTTP response, so the server stops generating for us.
+        """
+        import httpx
+        import ollama
+
+        started = time.monotonic()
+        limit = started + self.timeout if deadline is None else min(deadline,
+                                                                     started + self.timeout)
+        pieces: list[str] = []
+        size = 0
+        try:
+            stream = self._client().chat(model=self.model, messages=messages, format=schema,
+                                         stream=True, options={"temperature": 0})
+            try:
+                for chunk in stream:
+                    if cancelled is not None and cancelled():
+                        raise BriefingCancelled()
+                    piece = chunk.message.content or ""
+                    pieces.append(piece)
+                    size += len(piece)
+                    now = time.monotonic()
+                    if on_progress is not None:
+                        on_progress(Progress(attempt, size, now - started))
+                    if now > limit:
+                        raise ModelUnavailable(f"model {self.model} too slow: no complete "
+                                               f"answer within {self.timeout:g}s")
+                    if chunk.done:
+                        break
+            finally:
+                # Closing the generator closes the HTTP response: the server stops streaming.
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+        except (ModelUnavailable, BriefingCancelled):
+            raise
+        except ollama.ResponseError as exc:
+            if exc.status_code == 404:
+                raise ModelUnavailable(f"model {self.model} is not pulled — run: "
+                                       f"ollama pull {self.model}") from exc
+            raise ModelUnavailable(f"model server error {exc.status_code}: "
+                                   f"{str(exc.error)[:200]}") from exc
+        except (ConnectionError, httpx.ConnectError) as exc:
+            raise ModelUnavailable(f"model server not reachable at {self.host or 'default host'} "
+                                   "(connection refused) — start it with `ollama serve`") from exc
+        except httpx.TimeoutException as exc:
+            raise ModelUnavailable(f"model {self.model} timed out after {self.timeout:g}s "
+                                   f"({type(exc).__name__})") from exc
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(f"model stream broke off ({type(exc).__name__}: "
+                                   f"{str(exc)[:120]})") from exc
+        except ValueError as exc:
+            raise ModelUnavailable(f"model server sent malformed data ({str(exc)[:120]})") from exc
+        return "".join(pieces)
+
+    def list_models(self) -> list[str]:
+        """Names of the models pulled on the server (for `triage doctor`)."""
+        import httpx
+        import ollama
+
+        try:
+            response = self._client().list()
+        except ollama.ResponseError as exc:
+            raise ModelUnavailable(f"server error {exc.status_code}") from exc
+        except (ConnectionError, httpx.HTTPError, ValueError) as exc:
+            raise ModelUnavailable(f"Ollama not reachable at {self.host or 'default host'} "
+                                   f"({type(exc).__name__})") from exc
+        return [m.model or "" for m in response.models]

@@ -1,0 +1,13 @@
+"""Practice: measuring the memory's claims and rehearsing with the console.
+
+- ``replay``   the leave-one-out replay (`triage drill`, F7): each incident as an alert with
+               itself hidden; the track record the console shows
+- ``evaluate`` `triage eval`: recall and states over known alerts, the figures
+- ``gameday``  a game day (`triage --drill`): practice notes, the end-of-drill report
+"""
+
+from console.engine.practice.evaluate import EvalReport, eval_index, run_eval
+from console.engine.practice.replay import DrillReport, run_drill, save_track_record
+
+__all__ = ["DrillReport", "EvalReport", "eval_index", "run_drill", "run_eval",
+           "save_track_record"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from console.engine import pipeline
 from console.engine.briefing.alert import Alert
@@ -24,6 +25,13 @@ from store.loader import IncidentFileError, LoadedMemory, load_incidents
 from store.models import Incident
 from store.recall import Recall, recall
 from store.writer import file_sha256, redact_incident, save_incident, save_lock
+
+if TYPE_CHECKING:
+    from console.engine.practice.evaluate import EvalQuery, EvalReport
+    from console.engine.practice.replay import DrillReport, TrackRecord
+    from console.engine.verification.passes import Plan, VerificationResult
+    from console.engine.verification.probe_run import ProbeRun
+    from console.engine.verification.probes import DeclaredProbe
 
 
 @dataclass(frozen=True)
@@ -322,3 +330,130 @@ class TriageEngine:
     def route(self, request: BriefingRequest, hooks: Hooks | None = None) -> Routed:
         """:meth:`run`, keeping the alert briefed and the recall it used."""
         return pipeline.route(request, self.snapshot(), hooks, self.model_client())
+
+    # --- the front door for verification, replays and eval: the CLI and the console alike ---
+
+    def current_memory(self) -> LoadedMemory:
+        """The memory this engine loaded (what the console shows), or — headless, before any
+        load — the incidents file read now. Replays and eval read this, never a second copy."""
+        return self.memory if self.memory is not None else read_memory(self.settings.incidents_path)
+
+    def probes_file(self) -> Path:
+        from console.engine.verification.probes import probes_path
+
+        return probes_path(self.settings.incidents_path)
+
+    def probes(self) -> list[DeclaredProbe]:
+        """The team's declared probes (none when there is no probes file);
+        ProbeFileError when the file is there and malformed."""
+        from console.engine.verification.probes import load_probes
+
+        return list(load_probes(self.probes_file()))
+
+    def alert_service(self, alert: Alert) -> str | None:
+        """The alert's service as verification reads it: its label, or the one known service
+        its text names."""
+        from console.engine.verification.passes import alert_service
+
+        return alert_service(alert, self.known_services())
+
+    def verification_plan(self, routed: Routed, probes: list[DeclaredProbe]) -> Plan:
+        """Plan the verification of a routed briefing: audit, questions, memory probes and (if
+        due) the independent re-recall. No model here: see :meth:`verification_assisted`."""
+        from console.engine.verification.passes import plan
+
+        return plan(routed.briefing, routed.recall, service=self.alert_service(routed.alert),
+                    rerecall=partial(self.rerecall, routed.alert.text), probes=probes)
+
+    def verification_assisted(self, made: Plan, routed: Routed,
+                              probes: list[DeclaredProbe]) -> Plan | None:
+        """``made`` with the model's wording and probe picks (None without a model or a lead)."""
+        from console.engine.verification.passes import assisted
+
+        client = self.model_client()
+        if client is None or made.ctx.lead is None:
+            return None
+        return assisted(made, client, probes, routed.recall, self.alert_service(routed.alert))
+
+    def verification_concluded(self, made: Plan, routed: Routed, answers: Mapping[str, str],
+                               runs: Mapping[str, ProbeRun]) -> VerificationResult:
+        """Synthesis from the answers and probe runs so far, and its artifact written in the
+        data dir: the result, or a failed one saying why (the briefing stands either way)."""
+        from console.engine.verification.passes import conclude, escalate_late, write_artifact
+
+        escalate_late(made, answers, runs, partial(self.rerecall, routed.alert.text))
+        return write_artifact(conclude(made, answers, runs), routed.briefing, routed.recall,
+                              self.settings.data_dir)
+
+    def verification_pass(self, routed: Routed, probes: list[DeclaredProbe],
+                          answers: Mapping[str, str], allowed: set[str]) -> VerificationResult:
+        """One whole headless pass (`triage brief --verify`): plan, the allowed declared
+        probes, the answers given, conclusion and artifact."""
+        from console.engine.verification.passes import run_pass
+
+        result, _ = run_pass(routed.briefing, routed.recall,
+                             service=self.alert_service(routed.alert),
+                             data_dir=self.settings.data_dir,
+                             rerecall=partial(self.rerecall, routed.alert.text), probes=probes,
+                             answers=answers, allowed=allowed, client=self.model_client())
+        return result
+
+    def replay_index(self, memory: LoadedMemory,
+                     progress: Callable[[int, int], None] | None = None) -> MemoryIndex:
+        """The index replays and eval read: ``memory`` in its own directory (reused when fresh)."""
+        from console.engine.practice.evaluate import eval_index
+
+        return eval_index(self.settings, memory, self.embedder(), progress)
+
+    def replay(self, incident_ids: list[str] | None = None,
+               progress: Callable[[int, int], None] | None = None,
+               index_progress: Callable[[int, int], None] | None = None) -> DrillReport:
+        """Replay ``incident_ids`` (default: every one) as alerts, each hidden from the memory
+        it meets; replaying every one saves the console's track record (DATA/drill.json).
+        UnknownIncident for an id not in the memory."""
+        from console.engine.practice.replay import run_drill, save_track_record
+
+        memory = self.current_memory()
+        index = self.replay_index(memory, index_progress)
+        report = run_drill(index, memory, self.settings, incident_ids, progress=progress)
+        if incident_ids is None:
+            save_track_record(self.settings, memory, report, index.embedder_id)
+        return report
+
+    def replay_briefing(self, incident_id: str) -> Briefing | None:
+        """The briefing a replay of ``incident_id`` showed (None when it is not in memory)."""
+        from console.engine.practice.replay import replay_briefing
+
+        memory = self.current_memory()
+        incident = next((i for i in memory.incidents if i.id == incident_id), None)
+        if incident is None:
+            return None
+        return replay_briefing(self.replay_index(memory), memory, incident,
+                               self.settings.hidden_drills(memory.drill_ids))
+
+    def saved_replay(self) -> DrillReport | None:
+        """The last `replay all` saved in the data dir (None when none, or unreadable)."""
+        from console.engine.practice.replay import DrillFile
+
+        path = self.settings.drill_path
+        try:
+            return DrillFile.model_validate_json(path.read_text(encoding="utf-8")).report
+        except (OSError, ValueError):
+            return None
+
+    def track_record(self) -> TrackRecord | None:
+        """The saved replay's per-tier record, stale when the memory shown has changed since."""
+        from console.engine.practice.replay import track_record
+
+        return track_record(self.settings, self.current_memory())
+
+    def evaluate(self, queries: list[EvalQuery] | None,
+                 progress: Callable[[int, int], None] | None = None) -> EvalReport:
+        """`triage eval`: recall and states over ``queries`` — or, with None, every incident
+        replayed as its own alert with itself hidden (``--replay``)."""
+        from console.engine.practice.evaluate import replay_queries, run_eval
+
+        memory = self.current_memory()
+        index = self.replay_index(memory, progress)
+        return run_eval(index, memory, queries if queries is not None else replay_queries(memory),
+                        replay=queries is None, hidden=self.settings.hidden_drills(memory.drill_ids))

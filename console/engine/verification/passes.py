@@ -62,6 +62,10 @@ from console.engine.verification.probes import question_text as probe_question_t
 from store.models import Action, ActionOutcome
 from store.recall import Recall
 
+# A pass's result as the CLI prints it and the console shows it: the artifact's fields as a
+# JSON object (``status`` ok | failed, ``questions``, ``disposition``, ``artifact``, …).
+VerificationResult = dict[str, Any]
+
 NEEDED_BELOW = 85
 NEEDS_CONFIRMATION = "needs confirmation"
 ARTIFACT_DIR = "verifications"

@@ -130,9 +130,9 @@ def _doctor_shared(settings: Settings, engine: TriageEngine,
     if settings.offline:
         print(f"note TRIAGE_OFFLINE=1: the shared index at {store.describe()} is not contacted")
         return
-    from store.index import _lancedb
+    from store.index import lancedb_module
 
-    _lancedb()  # (imported before the clock starts: ~1 s that is not the store's)
+    lancedb_module()  # (imported before the clock starts: ~1 s that is not the store's)
     started = time.monotonic()
     try:
         version = read_current(store)

@@ -150,7 +150,7 @@ def document_frequency(incidents: list[Incident]) -> Counter[str]:
     return counts
 
 
-def _row(incident: Incident) -> dict[str, Any]:
+def incident_row(incident: Incident) -> dict[str, Any]:
     document = incident_document(incident)
     return {"incident_id": incident.id, "service": incident.service, "title": incident.title or "",
             "document": document, "lexical": search_text(document),
@@ -373,7 +373,7 @@ class MemoryIndex:
 
     def _prepare(self, memory: LoadedMemory, progress: EmbedProgress | None,
                  ) -> tuple[list[dict[str, Any]], np.ndarray | None, IndexMeta]:
-        rows = [_row(incident) for incident in memory.incidents]
+        rows = [incident_row(incident) for incident in memory.incidents]
         if self.cache is not None:
             self.cache.write_error = None  # this build's own, for _cache_notice
         vectors, embed_error = self._embed([row["document"] for row in rows], progress)
@@ -398,7 +398,7 @@ class MemoryIndex:
             _remove_abandoned(self.index_dir.parent)
             staging = Path(tempfile.mkdtemp(prefix=f"{BUILD_PREFIX}{os.getpid()}-",
                                             dir=self.index_dir.parent))
-            table = _create_table(_lancedb().connect(str(staging)), rows, vectors, meta.ann)
+            table = create_table(lancedb_module().connect(str(staging)), rows, vectors, meta.ann)
             del table
             _write_meta(staging, meta)
             _swap_in(staging, self.index_dir)
@@ -412,8 +412,8 @@ class MemoryIndex:
                         vectors: np.ndarray | None, meta: IndexMeta,
                         failed: IndexWriteFailed) -> list[str]:
         try:
-            db = _lancedb().connect("memory://")
-            table = _create_table(db, rows, vectors, meta.ann)
+            db = lancedb_module().connect("memory://")
+            table = create_table(db, rows, vectors, meta.ann)
         except LANCE_ERRORS as exc:
             raise IndexUnavailable(
                 f"the memory cannot be searched: the index could not be written "
@@ -499,7 +499,7 @@ class MemoryIndex:
             # this handle may name files that are gone. Open what is on disk now instead.
             return self.open(memory, in_memory_fallback=in_memory_fallback)
         incident = next(i for i in memory.incidents if i.id == incident_id)
-        row = _row(incident)
+        row = incident_row(incident)
         vectors, embed_error = self._embed([row["document"]])
         if self.has_vectors and (vectors is None or vectors.shape[1] != self.meta.vector_dim):
             # (another dimension: the model changed under its name — every row is re-embedded)
@@ -554,7 +554,7 @@ class MemoryIndex:
     def _connect(self) -> Any:
         if self._db is not None:
             return self._db
-        return _lancedb().connect(str(self.index_dir))
+        return lancedb_module().connect(str(self.index_dir))
 
     @property
     def has_vectors(self) -> bool:
@@ -715,7 +715,7 @@ def _arrow_rows(rows: list[dict[str, Any]], vectors: np.ndarray | None) -> Any:
     return pa.Table.from_pydict(columns, schema=pa.schema(fields))
 
 
-def _create_table(db: Any, rows: list[dict[str, Any]], vectors: np.ndarray | None,
+def create_table(db: Any, rows: list[dict[str, Any]], vectors: np.ndarray | None,
                   ann: bool = False) -> Any:
     """The table in ``db`` (a directory's connection, or an in-memory one), with its full-text
     index and, from ANN_MIN_ROWS rows with vectors, its HNSW index."""
@@ -730,7 +730,7 @@ def _create_table(db: Any, rows: list[dict[str, Any]], vectors: np.ndarray | Non
     return table
 
 
-def _lancedb() -> Any:
+def lancedb_module() -> Any:
     """Import lancedb on first use; its Rust logger otherwise warns on stderr per query."""
     os.environ.setdefault("LANCEDB_LOG", "error")
     import lancedb

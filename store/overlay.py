@@ -32,10 +32,10 @@ from store.index import (
     IndexMeta,
     IndexUnavailable,
     MemoryIndex,
-    _lancedb,
-    _row,
     freshness,
     incident_document,
+    incident_row,
+    lancedb_module,
 )
 from store.loader import LoadedMemory
 from store.models import Incident
@@ -97,7 +97,7 @@ class LayeredIndex(MemoryIndex):
 
     def lay(self, memory: LoadedMemory) -> list[str]:
         """(Re)compute the overlay for ``memory``; returns notices."""
-        from store.shared import _time, record_hash, source_time
+        from store.shared import parse_time, record_hash, source_time
 
         if not self.base_hashes:
             def fetch() -> tuple[Any, dict[str, str]]:
@@ -108,7 +108,7 @@ class LayeredIndex(MemoryIndex):
             self._table, self.base_hashes = self._remote(fetch)
         shared = self.base_hashes
         local = {i.id: i for i in memory.incidents}
-        ahead = _time(source_time(memory)) >= _time(self.version.source_time)
+        ahead = parse_time(source_time(memory)) >= parse_time(self.version.source_time)
         new = [i for i in memory.incidents if i.id not in shared]
         changed = [i for i in memory.incidents
                    if i.id in shared and shared[i.id] != record_hash(i)]
@@ -159,10 +159,10 @@ class LayeredIndex(MemoryIndex):
         where = root / digest
         if (where / "done").exists():
             try:
-                return _lancedb().connect(str(where)).open_table("overlay"), None
+                return lancedb_module().connect(str(where)).open_table("overlay"), None
             except LANCE_ERRORS:
                 pass
-        rows = [_row(i) for i in overlay]
+        rows = [incident_row(i) for i in overlay]
         vectors, notice = None, None
         dim = self.version.vector_dim
         if dim and self.embedder is not None:
@@ -182,7 +182,7 @@ class LayeredIndex(MemoryIndex):
         where.mkdir(parents=True, exist_ok=True)
         from lancedb.index import FTS
 
-        table = _lancedb().connect(str(where)).create_table("overlay", data=data, mode="overwrite")
+        table = lancedb_module().connect(str(where)).create_table("overlay", data=data, mode="overwrite")
         table.create_index("lexical", config=FTS())
         (where / "done").write_text(digest, encoding="utf-8")
         return table, notice
@@ -365,7 +365,7 @@ def _embed_setting(embedder: str | None) -> str:
 
 
 def _open_remote(src: Sources) -> Opened:
-    from store.shared import SharedUnavailable, _unavailable, read_current, within
+    from store.shared import SharedUnavailable, read_current, unavailable_error, within
 
     version = read_current(src.store)
     if version is None:
@@ -373,7 +373,7 @@ def _open_remote(src: Sources) -> Opened:
     _check_embedder(version, src, "shared index")
 
     try:  # every read of the store inside is bounded by its deadline (the embedding is not)
-        base = within(src.store.deadline, lambda: _lancedb().connect(
+        base = within(src.store.deadline, lambda: lancedb_module().connect(
             src.store.at(version.prefix), storage_options=src.store.options))
         index = LayeredIndex(src.data_dir, src.embedder, src.cache, base, version,
                              f"shared index {version.label}",
@@ -381,7 +381,7 @@ def _open_remote(src: Sources) -> Opened:
                              deadline=src.store.deadline)
         notices = index.lay(src.memory)
     except (*LANCE_ERRORS, TimeoutError) as exc:
-        raise _unavailable(src.store, exc, "read") from exc
+        raise unavailable_error(src.store, exc, "read") from exc
     return Opened(index, notices, f"shared {version.label}", version.label, len(index.overlaid))
 
 
@@ -410,7 +410,7 @@ def _fallback(src: Sources, reason: str) -> Opened | None:
         age = pulled.age()
         label = f"pulled {pulled.version.label}, {age} old"
         index = LayeredIndex(src.data_dir, src.embedder, src.cache,
-                             _lancedb().connect(str(path)), pulled.version,
+                             lancedb_module().connect(str(path)), pulled.version,
                              f"pulled copy of shared {pulled.version.label}")
         try:
             notices = index.lay(src.memory)

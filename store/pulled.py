@@ -15,16 +15,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from store.index import LANCE_ERRORS, TABLE, _lancedb
+from store.index import LANCE_ERRORS, TABLE, lancedb_module
 from store.shared import (
     HASHES,
     Published,
     SharedUnavailable,
     Store,
-    _time,
-    _unavailable,
     connect,
+    parse_time,
     read_current,
+    unavailable_error,
 )
 
 PULLED_DIR = "shared"  # under the data dir: the pulled copy
@@ -37,7 +37,7 @@ class Pulled(BaseModel):
     uri: str
 
     def age(self, now: datetime | None = None) -> str:
-        seconds = ((now or datetime.now(UTC)) - _time(self.pulled_at)).total_seconds()
+        seconds = ((now or datetime.now(UTC)) - parse_time(self.pulled_at)).total_seconds()
         return _duration(seconds)
 
 
@@ -62,11 +62,11 @@ def pull(store: Store, data_dir: Path) -> Pulled:
         table = source.open_table(TABLE).to_arrow()
         hashes = source.open_table(HASHES).to_arrow()
     except LANCE_ERRORS as exc:
-        raise _unavailable(store, exc, "read") from exc
+        raise unavailable_error(store, exc, "read") from exc
     staging = root / f".pull-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staging.parent.mkdir(parents=True, exist_ok=True)
     try:
-        local = _lancedb().connect(str(staging))
+        local = lancedb_module().connect(str(staging))
         copied = local.create_table(TABLE, data=table, mode="overwrite")
         from lancedb.index import FTS, HnswSq
 

@@ -48,8 +48,8 @@ from store.index import (
     SCHEMA_VERSION,
     IndexMeta,
     MemoryIndex,
-    _create_table,
-    _lancedb,
+    create_table,
+    lancedb_module,
 )
 from store.loader import LoadedMemory, content_hash
 from store.models import Incident
@@ -144,7 +144,7 @@ def store_reason(exc: BaseException) -> str:
     return f"the store answered with an error ({' '.join(text.split())[:160]})"
 
 
-def _unavailable(store: Store, exc: BaseException, doing: str) -> SharedUnavailable:
+def unavailable_error(store: Store, exc: BaseException, doing: str) -> SharedUnavailable:
     return SharedUnavailable(
         f"the shared index at {store.describe()} could not be {doing}: {store_reason(exc)}", [],
         "check AWS_ENDPOINT_URL, the AWS credentials and TRIAGE_INDEX_URI (`triage doctor`); "
@@ -220,19 +220,19 @@ def within(seconds: float, call: Callable[[], T], what: str = "the store") -> T:
 
 def connect(store: Store, path: str = "") -> Any:
     try:
-        return _lancedb().connect(store.at(path), storage_options=store.options)
+        return lancedb_module().connect(store.at(path), storage_options=store.options)
     except LANCE_ERRORS as exc:
-        raise _unavailable(store, exc, "reached") from exc
+        raise unavailable_error(store, exc, "reached") from exc
 
 
 def _entry_name(entry: Published) -> str:
     """``<source time>_<publish id>``: names sort as the versions do (content time, then
     publish order), so the current version is the greatest name — one read, not N."""
-    return f"{_time(entry.source_time).astimezone(UTC):%Y%m%dT%H%M%SZ}_{entry.publish_id}"
+    return f"{parse_time(entry.source_time).astimezone(UTC):%Y%m%dT%H%M%SZ}_{entry.publish_id}"
 
 
 def _entry_names(store: Store) -> list[str]:
-    db = _lancedb().connect(store.at(ENTRIES), storage_options=store.options)
+    db = lancedb_module().connect(store.at(ENTRIES), storage_options=store.options)
     names: list[str] = []
     token: str | None = None
     while True:
@@ -250,7 +250,7 @@ def _numbers(names: list[str]) -> dict[str, int]:
 
 
 def _read_entry(store: Store, name: str, number: int) -> Published | None:
-    db = _lancedb().connect(store.at(ENTRIES), storage_options=store.options)
+    db = lancedb_module().connect(store.at(ENTRIES), storage_options=store.options)
     rows = db.open_table(name).to_arrow().to_pylist()
     try:
         return Published.model_validate({**rows[0], "number": number}) if rows else None
@@ -286,19 +286,19 @@ def read_current(store: Store) -> Published | None:
 
 
 def _guarded(store: Store, call: Callable[[], T]) -> T:
-    _lancedb()  # (imported outside the deadline)
+    lancedb_module()  # (imported outside the deadline)
     try:
         return within(store.deadline, call)
     except (*LANCE_ERRORS, TimeoutError) as exc:
-        raise _unavailable(store, exc, "read") from exc
+        raise unavailable_error(store, exc, "read") from exc
 
 
 def current(published: list[Published]) -> Published | None:
     """The version built from the newest content; among equals, the last committed."""
-    return max(published, key=lambda p: (_time(p.source_time), p.number), default=None)
+    return max(published, key=lambda p: (parse_time(p.source_time), p.number), default=None)
 
 
-def _time(text: str) -> datetime:
+def parse_time(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -332,13 +332,13 @@ def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str 
     if memory.drill_ids:
         kept = [i for i in memory.incidents if not i.drill]
         memory = dataclasses.replace(memory, incidents=kept, source_hash=content_hash(kept))
-    if _time(when) == datetime.min.replace(tzinfo=UTC):
+    if parse_time(when) == datetime.min.replace(tzinfo=UTC):
         raise SharedStale(f"--source-time {when!r} is not an ISO-8601 time")
     before = read_current(store)
     if before is not None:
         if before.source_hash == memory.source_hash and before.embedder == builder.embedder_id:
             return PublishResult(None, before, [f"already published as {before.describe()}"])
-        if _time(when) < _time(before.source_time):
+        if parse_time(when) < parse_time(before.source_time):
             if not force:
                 raise SharedStale(
                     f"stale: these incidents were written at {when}, the current {before.label} "
@@ -357,10 +357,10 @@ def publish(store: Store, memory: LoadedMemory, builder: MemoryIndex, when: str 
                       publisher=socket.gethostname(), forced=force, meta=meta.model_dump_json())
     version = connect(store, entry.prefix)
     try:  # 1. the whole version, under its own prefix
-        _create_table(version, rows, vectors, meta.ann)
+        create_table(version, rows, vectors, meta.ann)
         version.create_table(HASHES, data=_hash_table(memory.incidents), mode="overwrite")
     except LANCE_ERRORS as exc:
-        raise _unavailable(store, exc, "written") from exc
+        raise unavailable_error(store, exc, "written") from exc
     _write_entry(store, entry)  # 2. then the manifest names it
     after = read_manifest(store)
     mine = next((p for p in after if p.publish_id == publish_id), entry)
@@ -383,10 +383,10 @@ def _write_entry(store: Store, entry: Published) -> None:
                  else pa.string()) for name in _MANIFEST_FIELDS])
     data = pa.Table.from_pylist([row], schema=schema)
     try:
-        db = _lancedb().connect(store.at(ENTRIES), storage_options=store.options)
+        db = lancedb_module().connect(store.at(ENTRIES), storage_options=store.options)
         db.create_table(_entry_name(entry), data=data, mode="create")
     except LANCE_ERRORS as exc:
-        raise _unavailable(store, exc, "written") from exc
+        raise unavailable_error(store, exc, "written") from exc
 
 
 def _hash_table(incidents: list[Incident]) -> Any:
@@ -437,7 +437,7 @@ def prune(store: Store, keep: int = DEFAULT_KEEP) -> PruneResult:
                     db.drop_table(name)
                 removed.append(version)
         except LANCE_ERRORS as exc:
-            raise _unavailable(store, exc, "written") from exc
+            raise unavailable_error(store, exc, "written") from exc
     return PruneResult(removed, kept, gone)
 
 

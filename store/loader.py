@@ -32,6 +32,7 @@ from store.errors import TriageError
 from store.models import Action, Incident
 from store.redact import redact
 from store.validation import describe_error
+from store.yaml_marks import child, duplicate_keys, field_path, first_alias, key_line
 
 # libyaml's parser is ~13x faster on the bundled memory (10 ms vs 135 ms) and keeps marks.
 YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -266,7 +267,7 @@ def _parse(text: str, name: str, problems: list[Problem],
         problems.append(Problem(name, None, "", "file is empty — expected a list of incidents "
                                 "(each starting with '- id: …')"))
         return []
-    alias_line = _first_alias(root)
+    alias_line = first_alias(root)
     if alias_line is not None:
         # An alias re-uses a node: nested ones expand exponentially (a 361-byte "billion
         # laughs" took ~200 s and ~9 GB). The memory is written by hand: no alias is needed.
@@ -290,7 +291,7 @@ def _parse(text: str, name: str, problems: list[Problem],
                                     f"(first at line {first_seen[label]})"))
             continue
         first_seen.setdefault(label, line)
-        dupes = _duplicate_keys(node, label)
+        dupes = duplicate_keys(node, label)
         for dupe_line, dupe_field in dupes:
             problems.append(Problem(name, dupe_line, dupe_field, "key given twice"))
         try:
@@ -315,9 +316,9 @@ def _parse(text: str, name: str, problems: list[Problem],
                                           unknown))
             continue
         if references is not None:
-            related_node = _child(node, "related")
+            related_node = child(node, "related")
             for position, target in enumerate(incident.related):
-                item = _child(related_node, position)
+                item = child(related_node, position)
                 at = item.start_mark.line + 1 if item is not None else line
                 references.append(_Reference(name, at, incident.id, position, target))
         if not dupes and not action_problems:
@@ -343,30 +344,24 @@ def _strip_unknown(data: dict[Any, Any], node: yaml.Node, name: str, label: str
               owner: str) -> None:
         for key in [k for k in mapping if k not in known]:
             del mapping[key]
-            key_line = _key_line(mapping_node, key)
+            line = key_line(mapping_node, key)
             close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
-            found.append(SchemaWarning(name, key_line, owner, str(key),
+            found.append(SchemaWarning(name, line, owner, str(key),
                                        close[0] if close else None))
 
     strip(data, node, INCIDENT_FIELDS, label)
     actions = data.get("actions")
     if isinstance(actions, list):
-        actions_node = _child(node, "actions")
+        actions_node = child(node, "actions")
         for index, action in enumerate(actions):
             if isinstance(action, dict):
                 local = action.get("id")
                 owner = f"{label}/{local}" if isinstance(local, str) and local else (
                     f"{label} actions[{index}]")
-                strip(action, _child(actions_node, index), ACTION_FIELDS, owner)
+                strip(action, child(actions_node, index), ACTION_FIELDS, owner)
     return found
 
 
-def _key_line(node: yaml.Node | None, key: object) -> int:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            if key_node.value == key or key_node.value == str(key):
-                return int(key_node.start_mark.line) + 1
-    return int(node.start_mark.line) + 1 if node is not None else 0
 
 
 def _misspelt(problem: Problem, error: Any, unknown: list[SchemaWarning]) -> Problem:
@@ -440,7 +435,7 @@ def _redacted(incident: Incident, node: yaml.Node, source: _Source,
     for path, kind in kinds:
         value_node: yaml.Node | None = node
         for part in path:
-            value_node = _child(value_node, part)
+            value_node = child(value_node, part)
         located.extend(SecretFinding(source.name, line, incident.id,
                                      _field_label(incident, path), kind)
                        for line in _secret_lines(source, value_node, kind))
@@ -469,21 +464,6 @@ def _secret_lines(source: _Source, node: yaml.Node | None, kind: str) -> list[in
     return hits or [first + 1]
 
 
-def _first_alias(root: yaml.Node) -> int | None:
-    """The line of the first node reached twice (an alias), in one linear walk; else None."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            return node.start_mark.line + 1
-        seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
-    return None
 
 
 def _incident_label(node: yaml.Node, index: int) -> str:
@@ -494,36 +474,8 @@ def _incident_label(node: yaml.Node, index: int) -> str:
     return f"incident #{index + 1}"
 
 
-def _duplicate_keys(node: yaml.Node, label: str) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if key.value in seen:
-                found.append((key.start_mark.line + 1, f"{label} {key.value}"))
-            seen.add(key.value)
-            found.extend(_duplicate_keys(value, label))
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            found.extend(_duplicate_keys(item, label))
-    return found
 
 
-def _child(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-        for key_node, value in node.value:
-            if key_node.value == key:
-                return value
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-        return node.value[key]
-    return None
-
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path
 
 
 def _problem_from_error(name: str, node: yaml.Node, label: str, error: Any) -> Problem:
@@ -531,12 +483,12 @@ def _problem_from_error(name: str, node: yaml.Node, label: str, error: Any) -> P
     target: yaml.Node | None = node
     deepest: yaml.Node = node
     for part in loc:
-        target = _child(target, part)
+        target = child(target, part)
         if target is None:
             break
         deepest = target
     line = deepest.start_mark.line + 1
-    field_name = f"{label} {_field_path(loc)}".strip()
+    field_name = f"{label} {field_path(loc)}".strip()
     message = describe_error(error)
     return Problem(name, line, field_name, message)
 
@@ -544,11 +496,11 @@ def _problem_from_error(name: str, node: yaml.Node, label: str, error: Any) -> P
 def _duplicate_action_ids(name: str, node: yaml.Node, label: str) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[str] = set()
-    actions_node = _child(node, "actions")
+    actions_node = child(node, "actions")
     if not isinstance(actions_node, yaml.SequenceNode):
         return problems
     for index, action_node in enumerate(actions_node.value):
-        id_node = _child(action_node, "id")
+        id_node = child(action_node, "id")
         if not isinstance(id_node, yaml.ScalarNode) or not id_node.value:
             continue
         if id_node.value in seen:

@@ -54,16 +54,10 @@ from pydantic import (
 )
 
 from store.errors import TriageError
-from store.loader import (
-    YAML_LOADER,
-    Problem,
-    _child,
-    _duplicate_keys,
-    _field_path,
-    _first_alias,
-)
+from store.loader import YAML_LOADER, Problem
 from store.redact import redact
 from store.text import CleanStr, clean
+from store.yaml_marks import child, duplicate_keys, field_path, first_alias
 
 PROBES_FILE = "probes.yaml"
 MAX_TIMEOUT = 120.0
@@ -336,7 +330,7 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[DeclaredProbe]
         return []
     if root is None:
         return []  # only comments: no probes declared yet
-    alias_line = _first_alias(root)
+    alias_line = first_alias(root)
     if alias_line is not None:
         problems.append(Problem(name, alias_line, "", "YAML aliases (*name) are not accepted "
                                 "in a probes file — write the value out in full"))
@@ -356,7 +350,7 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[DeclaredProbe]
                                     f"{first_seen[label]})"))
             continue
         first_seen[label] = line
-        dupes = _duplicate_keys(node, label)
+        dupes = duplicate_keys(node, label)
         problems.extend(Problem(name, at, field, "key given twice") for at, field in dupes)
         try:
             data = constructor.construct_document(node)
@@ -405,11 +399,11 @@ def _problem(name: str, node: yaml.Node, label: str, error: Any) -> Problem:
         loc.append(int(element.group(1)))
     target = node
     for part in loc:
-        child = _child(target, part)
-        if child is None:
+        inner = child(target, part)
+        if inner is None:
             break
-        target = child
-    where = "argv" if element else _field_path(tuple(loc))
+        target = inner
+    where = "argv" if element else field_path(tuple(loc))
     return Problem(name, target.start_mark.line + 1, f"{label} {where}".strip(), message)
 
 

@@ -87,12 +87,6 @@ class Routed:
     recall: Recall
 
 
-def run(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None = None,
-        client: ModelClient | None = None) -> Briefing:
-    """The whole pipeline for one request; raises BriefingCancelled if it was cancelled."""
-    return route(request, snapshot, hooks, client).briefing
-
-
 def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | None = None,
           client: ModelClient | None = None) -> Routed:
     """:func:`run`, keeping the alert briefed and the recall it used."""

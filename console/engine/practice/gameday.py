@@ -1,6 +1,6 @@
 """Game day: a drill run with the console exactly as in production, recorded as a timeline.
 
-``triage --drill`` / ``TRIAGE_DRILL=1`` (:func:`is_drill`) turns it on. A :class:`Timeline`
+``triage --drill`` / ``TRIAGE_DRILL=1`` (``Settings.game_day``) turns it on. A :class:`Timeline`
 appends one JSON line per event to ``DATA/drills/<drill id>.jsonl`` — alert received, briefing
 shown, verification, each action the engineer notes (with the tripwire's hits), resolution —
 under an advisory lock, fsynced, so two consoles on one drill never lose or garble a line.
@@ -30,33 +30,22 @@ from console.engine.briefing.fixes import SAME_FIX_OVERLAP, overlap
 from console.engine.briefing.models import Briefing
 from console.engine.briefing.tripwire import TRIPWIRE_THRESHOLD, TripwireHit, combined, safe_intent
 from console.engine.render.markdown import briefing_markdown, cite, literal
-from store.models import ActionOutcome, Incident
+from store.models import ActionOutcome
 from store.terms import terms
 from store.text import CleanStr
 
 if TYPE_CHECKING:
     from store.embedder import Embedder
 
-DRILL_ENV = "TRIAGE_DRILL"
 DRILLS_DIR = "drills"
-_TRUTHY = ("1", "true", "yes")  # as TRIAGE_OFFLINE in console/engine/config.py
 _DRILL_ID = "drill-%Y%m%dT%H%M%SZ"
 
-
-def is_drill(env: Mapping[str, str] | None = None) -> bool:
-    """Game-day mode: ``TRIAGE_DRILL`` is 1, true or yes (any case, spaces ignored)."""
-    env = os.environ if env is None else env
-    return env.get(DRILL_ENV, "").strip().lower() in _TRUTHY
 
 
 def drill_audit_tags(drill_id: str) -> dict[str, Any]:
     """What every audit line of a drill carries, so practice is never read as production."""
     return {"drill": True, "drill_id": drill_id}
 
-
-def mark_drill(incident: Incident) -> Incident:
-    """A postmortem saved during a drill: ``drill: true`` (never evidence in a real briefing)."""
-    return incident.model_copy(update={"drill": True})
 
 
 class EventKind(StrEnum):

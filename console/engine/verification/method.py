@@ -129,7 +129,7 @@ class Question:
     ``id`` is the first 12 hex digits of sha256(category, text, probe): the same briefing asks
     the same ids on every run. ``check`` names the memory probe (``"ask"`` for an engineer),
     ``key`` marks a question that decides the direction of the briefing. A bundled claim is
-    refused (use :func:`questions_for`).
+    refused (split it with :func:`split_claim` first).
     """
 
     category: Category
@@ -150,12 +150,6 @@ class Question:
 
     def param(self, name: str) -> str:
         return dict(self.params).get(name, "")
-
-
-def questions_for(category: Category, claim: str, probe: ProbeKind, check: str,
-                  params: tuple[tuple[str, str], ...] = (), key: bool = False) -> list[Question]:
-    """One question per claim of ``claim`` (split at clause boundaries), same check each."""
-    return [Question(category, part, probe, check, params, key) for part in split_claim(claim)]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import pytest
 
 from console.engine.briefing.alert import parse_alert
 from console.engine.briefing.tripwire import Tripwire, gather_candidates
+from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.engine.pipeline import Routed
 from console.engine.practice.gameday import (
@@ -24,8 +25,6 @@ from console.engine.practice.gameday import (
     Timeline,
     drill_audit_tags,
     drill_report,
-    is_drill,
-    mark_drill,
 )
 from console.engine.render.markdown import briefing_markdown
 from store.models import ActionOutcome
@@ -38,23 +37,20 @@ START = datetime(2026, 3, 14, 2, 5, tzinfo=UTC)
     ("1", True), ("true", True), (" YES ", True), ("True", True),
     ("0", False), ("", False), ("no", False), ("false", False), ("drill", False), (None, False),
 ])
-def test_is_drill_reads_triage_drill_like_triage_offline(value: str | None,
-                                                         expected: bool) -> None:
+def test_triage_drill_turns_on_a_game_day_like_triage_offline(value: str | None,
+                                                               expected: bool) -> None:
     env = {} if value is None else {"TRIAGE_DRILL": value}
-    assert is_drill(env) is expected
+    assert Settings.from_env(env).game_day is expected
 
 
-def test_is_drill_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_game_day_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIAGE_DRILL", "1")
-    assert is_drill()
+    assert Settings.from_env().game_day
     monkeypatch.delenv("TRIAGE_DRILL")
-    assert not is_drill()
+    assert not Settings.from_env().game_day
 
 
-def test_drill_postmortems_and_audit_lines_are_marked(readonly_engine: TriageEngine) -> None:
-    incident = readonly_engine.incident("INC-2041")
-    assert incident is not None
-    assert getattr(mark_drill(incident), "drill", None) is True
+def test_drill_audit_lines_are_marked() -> None:
     assert drill_audit_tags("gd-7") == {"drill": True, "drill_id": "gd-7"}
 
 

@@ -11,13 +11,15 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from store.errors import TriageError
 from store.redact import redact
 from store.text import clean
 
 MAX_ALERT_CHARS = 20_000
+# How an alert was read: plain text, or an Alertmanager webhook payload.
+AlertSource = Literal["text", "alertmanager"]
 
 
 class AlertError(TriageError):
@@ -75,7 +77,7 @@ class Alert:
     """
 
     text: str
-    source: str  # "text" | "alertmanager"
+    source: AlertSource
     service: str | None = None
     truncated: bool = False
     groups: tuple[PayloadGroup, ...] = ()

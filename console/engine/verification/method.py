@@ -37,6 +37,9 @@ from store.terms import terms
 
 Category = Literal["thin_evidence", "tool_gap", "suspicious_direction", "degraded_fallback"]
 ProbeKind = Literal["memory", "engineer", "declared"]
+# Why a doubt was raised (the audit of :func:`audit`), as the artifact records it.
+DoubtKind = Literal["single_incident", "stale", "other_service", "worsened", "lexical_only",
+                    "embeddings", "model", "alert_truncated", "quarantined", "rejected_drafts"]
 Result = Literal["confirmed", "refuted", "unknown"]
 Disposition = Literal["maintain", "revise", "overturn", "undetermined"]
 
@@ -170,7 +173,7 @@ class ProbeResult:
 @dataclass(frozen=True)
 class Doubt:
     category: Category
-    kind: str
+    kind: DoubtKind
     detail: str
 
 

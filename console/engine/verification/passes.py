@@ -43,6 +43,7 @@ from console.engine.verification.method import (
     Context,
     Disposition,
     Doubt,
+    DoubtKind,
     ProbeKind,
     ProbeResult,
     Question,
@@ -275,7 +276,7 @@ class _Strict(BaseModel):
 
 class ArtifactDoubt(_Strict):
     category: Category
-    kind: str
+    kind: DoubtKind
     detail: str
 
 

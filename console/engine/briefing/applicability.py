@@ -24,7 +24,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from console.engine.briefing.fixes import SAME_FIX_OVERLAP, overlap
+from console.engine.briefing.fixes import same_fix_words
 from console.engine.briefing.models import Match
 from store.recall import Recall, RecalledIncident
 from store.terms import terms
@@ -101,7 +101,7 @@ def _families(incidents: tuple[RecalledIncident, ...]) -> dict[str, set[str]]:
              for i in incidents}
     for n, left in enumerate(incidents):
         for right in incidents[n + 1:]:
-            if any(overlap(a, b) >= SAME_FIX_OVERLAP
+            if any(same_fix_words(a, b)
                    for a in fixes[left.incident_id] for b in fixes[right.incident_id]):
                 family[left.incident_id].add(right.incident_id)
                 family[right.incident_id].add(left.incident_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from console.engine.briefing.applicability import Applicability, ServiceRead
-from console.engine.briefing.fixes import SAME_FIX_OVERLAP, FixGroup, group_fixes, overlap
 from console.engine.briefing.models import (
     Attempt,
     Briefing,
@@ -123,5 +122,4 @@ def summary(recall: Recall, judged: Verdict, memory_incidents: int) -> str:
     return " ".join(parts)
 
 
-__all__ = ["SAME_FIX_OVERLAP", "FixGroup", "group_fixes", "overlap", "deterministic_briefing",
-           "recalled_records", "search_info", "shown_score", "summary"]
+__all__ = ["deterministic_briefing", "recalled_records", "search_info", "shown_score", "summary"]

@@ -31,6 +31,16 @@ def overlap(left: set[str], right: set[str]) -> float:
     return len(left & right) / len(left | right) if left | right else 0.0
 
 
+def same_fix_words(left: set[str], right: set[str]) -> bool:
+    """The one "same fix" rule: two actions' words overlap ≥ SAME_FIX_OVERLAP (Jaccard)."""
+    return overlap(left, right) >= SAME_FIX_OVERLAP
+
+
+def same_fix(left: str, right: str) -> bool:
+    """:func:`same_fix_words` on two actions as written."""
+    return same_fix_words(set(terms(left)), set(terms(right)))
+
+
 def group_fixes(actions: list[RecalledAction]) -> list[FixGroup]:
     """Group recalled actions by what was done, so "resolved 5 of 5" can be counted.
 
@@ -49,7 +59,7 @@ def group_fixes(actions: list[RecalledAction]) -> list[FixGroup]:
 
     for left in range(len(actions)):
         for right in range(left + 1, len(actions)):
-            if overlap(words[left], words[right]) >= SAME_FIX_OVERLAP:
+            if same_fix_words(words[left], words[right]):
                 parent[root(right)] = root(left)
     groups: dict[int, FixGroup] = {}
     for n, action in enumerate(actions):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from console.engine.briefing.fixes import SAME_FIX_OVERLAP, overlap
+from console.engine.briefing.fixes import overlap, same_fix_words
 from console.engine.briefing.models import Briefing
 from console.engine.briefing.tripwire import TRIPWIRE_THRESHOLD, TripwireHit, combined, safe_intent
 from console.engine.render.markdown import briefing_markdown, cite, literal
@@ -251,9 +251,10 @@ class _Matcher:
         self.embedder = embedder
 
     def same(self, noted: str, stored: str) -> bool:
-        shared = overlap(set(terms(noted)), set(terms(stored)))
+        noted_words, stored_words = set(terms(noted)), set(terms(stored))
         if self.embedder is None:
-            return shared >= SAME_FIX_OVERLAP
+            return same_fix_words(noted_words, stored_words)
+        shared = overlap(noted_words, stored_words)
         vectors = self.embedder.embed([noted, stored])
         return combined(float(vectors[0] @ vectors[1]), shared) >= TRIPWIRE_THRESHOLD
 

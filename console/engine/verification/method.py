@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from console.engine.briefing.fixes import SAME_FIX_OVERLAP, overlap
+from console.engine.briefing.fixes import same_fix
 from console.engine.briefing.models import Briefing, Recommendation, SourceUse
 from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
-from store.terms import terms
 
 Category = Literal["thin_evidence", "tool_gap", "suspicious_direction", "degraded_fallback"]
 ProbeKind = Literal["memory", "engineer", "declared"]
@@ -214,10 +213,6 @@ class Context:
         return self.lead_actions[0] if self.lead_actions else None
 
 
-def _same_fix(left: str, right: str) -> bool:
-    return overlap(set(terms(left)), set(terms(right))) >= SAME_FIX_OVERLAP
-
-
 def _started(action: RecalledAction) -> datetime | None:
     if not action.started_at:
         return None
@@ -248,7 +243,7 @@ def audit(ctx: Context) -> list[Doubt]:
                                 f"the alert is about {ctx.alert_service}"))
         for rec in briefing.recommendations:
             worse = [a for a in recall.actions if a.outcome is ActionOutcome.WORSENED
-                     and _same_fix(a.action, rec.action)]
+                     and same_fix(a.action, rec.action)]
             if worse:
                 doubts.append(Doubt("suspicious_direction", "worsened",
                                     f"“{rec.action}” made things worse in {worse[0].action_id}"))
@@ -351,7 +346,7 @@ def probe_memory(question: Question, ctx: Context) -> ProbeResult:
     fix, incident = question.param("fix"), question.param("incident")
     actions = ctx.recall.actions
     if question.check == "second_incident":
-        same = [a for a in actions if a.incident_id != incident and _same_fix(a.action, fix)]
+        same = [a for a in actions if a.incident_id != incident and same_fix(a.action, fix)]
         if any(a.outcome.is_proof for a in same):
             return ProbeResult("confirmed", evidence_sha256=_evidence(
                 [a for a in same if a.outcome.is_proof]))
@@ -370,11 +365,11 @@ def probe_memory(question: Question, ctx: Context) -> ProbeResult:
         return ProbeResult(result, evidence_sha256=_evidence([anchor]))
     if question.check == "no_worsened":
         worse = [a for a in actions
-                 if a.outcome is ActionOutcome.WORSENED and _same_fix(a.action, fix)]
+                 if a.outcome is ActionOutcome.WORSENED and same_fix(a.action, fix)]
         if worse:
             return ProbeResult("refuted", evidence_sha256=_evidence(worse))
         return ProbeResult("confirmed", evidence_sha256=_evidence(
-            [a for a in actions if _same_fix(a.action, fix)]))
+            [a for a in actions if same_fix(a.action, fix)]))
     if question.check == "evidence_age":
         assert anchor is not None
         started = _started(anchor)
@@ -436,7 +431,7 @@ def probe_rerecall(question: Question, rerecall: Recall | None) -> ProbeResult:
         return ProbeResult("unknown", "the re-recall found no other fix that worked",
                            _evidence(list(rerecall.actions)))
     best = next((a for a in fixes if a.outcome.is_proof), fixes[0])
-    same = [a for a in fixes if _same_fix(a.action, question.param("fix"))]
+    same = [a for a in fixes if same_fix(a.action, question.param("fix"))]
     if same:
         return ProbeResult("confirmed", evidence_sha256=_evidence(same),
                            found=f"{same[0].action_id} {same[0].outcome.value}")

@@ -56,7 +56,8 @@ def tier_rule(count: int, claim: int) -> tuple[Tier, int, int, int, str]:
 
 def compute_confidence(model_claim: object, cited: Iterable[Cited],
                        claim_given: bool = True) -> Confidence:
-    """Apply the rule of DESIGN.md to a model's claim and the cited evidence."""
+    """Apply the confidence rule (README "What the state and the figure claim") to a model's
+    claim and the cited evidence."""
     claim = model_claim_value(model_claim)
     outcomes: dict[str, set[str]] = {}
     for item in cited:

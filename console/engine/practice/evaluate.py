@@ -1,6 +1,6 @@
 """``triage eval``: how well recall finds past incidents for alerts whose answer is known.
 
-Two sources of questions: a queries file (``{qid, alert, expect}``, the contract in DESIGN.md)
+Two sources of questions: a queries file (``{qid, alert, expect}``, README "Recall")
 and ``--replay``, which turns each incident of the memory into an alert built from its title,
 service and symptoms, with that incident hidden, expecting the incidents it names as
 ``related`` (or nothing). The index is built in its own directory keyed by the memory's

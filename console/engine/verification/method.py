@@ -633,7 +633,7 @@ def verify(briefing: Briefing, recall: Recall, answers: Mapping[str, str] | None
            *, alert_service: str | None = None, coverage: list[SourceUse] | None = None,
            now: datetime | None = None,
            rerecall: Callable[[frozenset[str]], Recall] | None = None) -> dict[str, Any]:
-    """The ``verification`` object of DESIGN.md for ``briefing`` with memory and engineer
+    """The ``verification`` object of `triage brief --json` for ``briefing``, with memory and engineer
     probes only (``artifact`` is None here; console/engine/verification/passes.py adds declared
     probes and writes the artifact).
 

@@ -1,4 +1,5 @@
-"""The confidence rule of DESIGN.md, branch by branch and boundary by boundary."""
+"""The confidence rule (README "What the state and the figure claim"), branch by branch and boundary
+by boundary."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def test_importing_the_engine_and_commands_loads_no_textual() -> None:
 # engine.py (the front door the CLI and the console use).
 ENGINE = REPO_ROOT / "console" / "engine"
 ENGINE_FLOORS = {"briefing": 0, "model": 1, "render": 1, "verification": 2, "pipeline": 3,
-                 "practice": 4, "config": 0, "engine": 5}
+                 "practice": 4, "config": 0, "progress": 0, "engine": 5}
 
 
 def engine_package(module: str) -> str | None:

@@ -31,12 +31,10 @@ from console.engine.config import Settings
 from console.engine.model.client import ModelClient, Progress
 from console.engine.model.merge import model_briefing
 from console.engine.model.steer import SteerResult, run_model
+from console.engine.progress import STREAM_INTERVAL, Throttle
 from store.index import MemoryIndex
 from store.loader import LoadedMemory
 from store.recall import Recall, recall
-
-# A fast stream must not redraw the screen on every chunk.
-PROGRESS_INTERVAL = 0.1
 
 
 @dataclass(frozen=True)
@@ -56,23 +54,19 @@ class Hooks:
 
     def __init__(self, on_recall: Callable[[list[RecalledRecord]], None] | None = None,
                  on_progress: Callable[[Progress], None] | None = None,
-                 audit: AuditLog | None = None, interval: float = PROGRESS_INTERVAL,
+                 audit: AuditLog | None = None, interval: float = STREAM_INTERVAL,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._on_recall = on_recall
         self._on_progress = on_progress
         self.audit = audit
-        self._interval = interval
-        self._clock = clock
-        self._last_progress = float("-inf")
+        self._throttle = Throttle(interval, clock)
 
     def recalled(self, records: list[RecalledRecord]) -> None:
         if self._on_recall is not None:
             self._on_recall(records)
 
     def progress(self, progress: Progress) -> None:
-        now = self._clock()
-        if self._on_progress is not None and now - self._last_progress >= self._interval:
-            self._last_progress = now
+        if self._on_progress is not None and self._throttle.due():
             self._on_progress(progress)
 
 

@@ -89,4 +89,18 @@ ACCEPTED: tuple[Accepted, ...] = (
     Accepted("store.writer.x_file_sha256", 'b"XX',
              "equivalent: any separator gives a consistent hash, and only whether two hashes "
              "differ is observable"),
+    # --- the same-fix rule (console/engine/briefing/fixes.py) --------------------------------
+    Accepted("console.engine.briefing.fixes.x_group_fixes", "for right in range(len(actions))",
+             "equivalent: also comparing each action with itself (a no-op union) and with the "
+             "ones before it (pairs already compared, and union is symmetric) gives the same "
+             "connected sets; groups are keyed by a root nobody sees and ordered by first member"),
+    Accepted("console.engine.briefing.fixes.x_group_fixes", "range(left + 1, )",
+             "equivalent: comparing each action with itself and the ones before it covers every "
+             "pair once from the other side, and union is symmetric: the same connected sets"),
+    Accepted("console.engine.briefing.fixes.x_group_fixes", "range(left - 1, len(actions))",
+             "equivalent: the extra pairs are (n, n-1), (n, n) and, for the first action, index "
+             "-1, which is the last action; every one is a real pair, so the same connected sets"),
+    Accepted("console.engine.briefing.fixes.x_overlap", "if left & right else 0.0",
+             "equivalent: when the sets share nothing (or one is empty) the Jaccard index is "
+             "0 / n = 0.0 anyway, and when they share a word their union is not empty either"),
 )

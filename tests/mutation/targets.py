@@ -54,7 +54,8 @@ TARGETS = (
     Target("console/engine/briefing/verdict.py", ("console.engine.briefing.verdict.*",),
            ("tests/engine/briefing/test_verdict_rules.py", "tests/test_headline_verdict.py")),
     Target("console/engine/briefing/fixes.py", ("console.engine.briefing.fixes.*",),
-           ("tests/engine/briefing/test_verdict_rules.py", "tests/engine/briefing/test_verdict.py")),
+           ("tests/engine/briefing/test_verdict_rules.py", "tests/engine/briefing/test_verdict.py",
+            "tests/engine/briefing/test_fixes.py")),
     Target("console/engine/briefing/applicability.py", ("console.engine.briefing.applicability.*",),
            ("tests/engine/briefing/test_verdict_rules.py",)),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().

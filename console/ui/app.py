@@ -1,14 +1,16 @@
 """The Textual app: the one owner of the console's state; screens render what it decides.
 
 Threads: the memory worker and the briefing worker run on threads of their own and only
-post messages (tagged, for a briefing, with its request id). Every attribute of the App —
-the engine's memory, the memory status, the current request — changes on the App's event
-loop, in the handlers below. A result for a request that is no longer current is dropped
-(and the audit log says so), never shown.
+post messages (tagged, for a briefing, with its request id). The console's state
+(console/ui/state.py: the memory status, the current request, the batch, the briefing and
+verification shown, the saved drill) changes on the App's event loop only, in the handlers
+below; screens read it and ask for changes by posting messages (console/ui/messages.py). A
+result for a request that is no longer current is dropped (and the audit log says so), never
+shown.
 
 A briefing of a multi-alert payload lists its alert groups; the App keeps that payload
-(``batch_alert``) so the engineer can ask for another group's briefing — a new request like
-any other, cancelling the running one.
+(``state.batch_alert``) so the engineer can ask for another group's briefing — a new request
+like any other, cancelling the running one.
 """
 
 from __future__ import annotations
@@ -28,32 +30,44 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from console.engine.briefing.audit import AuditLog
+from console.ui.briefing_tools import BriefingToolsMixin
 from console.ui.keys import Key
+from console.ui.messages import (
+    AlertSubmitted,
+    BriefingFailed,
+    BriefingReady,
+    CancelRequested,
+    DraftProgress,
+    DrillScreenRequested,
+    EditRequested,
+    GroupChosen,
+    GroupStepped,
+    IndexProgress,
+    MemoryFailed,
+    MemoryLoaded,
+    MemoryWanted,
+    ModelState,
+    PostmortemRequested,
+    RecallReady,
+    ReloadRequested,
+    ReplaysSaved,
+    SavedDrillRead,
+)
 from console.ui.screens.main import MainScreen
-from console.ui.verifying import PROBE_SLOTS, VerificationMixin, Verifying
+from console.ui.state import ConsoleState, SavedDrill
+from console.ui.verification import PROBE_SLOTS, VerificationMixin
 
-# First paint (bench/first_paint.py) needs only the main screen: the engine, its pipeline and
-# the messages the workers post are imported where they are first used, after that paint.
+# First paint (bench/first_paint.py) needs only the main screen: the engine and its pipeline
+# are imported where they are first used, after that paint.
 if TYPE_CHECKING:
     from console.engine.briefing.alert import Alert
+    from console.engine.briefing.audit import AuditLog
     from console.engine.briefing.request import BriefingRequest
-    from console.engine.briefing.tripwire import Tripwire, TripwireHit
     from console.engine.config import Settings
-    from console.engine.engine import MemoryStatus, TriageEngine
-    from console.engine.pipeline import Routed
+    from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
     from console.engine.practice.gameday import Timeline
-    from console.ui.messages import (
-        BriefingFailed,
-        BriefingReady,
-        DraftProgress,
-        IndexProgress,
-        MemoryFailed,
-        MemoryLoaded,
-        ModelState,
-        RecallReady,
-    )
-    from store.models import Action
+    from console.ui.screens.postmortem import PostmortemScreen
+
 
 def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
     """A palette command for every key binding of ``screen`` that has an id and a tooltip,
@@ -74,7 +88,7 @@ def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
                             partial(screen.run_action, binding.action))
 
 
-class TriageApp(VerificationMixin, App[None]):
+class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
     """Incident triage console."""
 
     TITLE = "triage"
@@ -89,27 +103,12 @@ class TriageApp(VerificationMixin, App[None]):
         self.settings = settings
         self._engine = engine
         self._engine_lock = threading.Lock()
-        self.memory_status: MemoryStatus | None = None
-        self.model_state: str | None = None
-        self.request: BriefingRequest | None = None
-        self._last_request_id = 0
-        # The multi-alert payload whose groups are on screen (None: no batch shown), the
-        # group whose briefing is shown, and the group shown or being briefed.
-        self.batch_alert: Alert | None = None
-        self.batch_shown: int | None = None
-        self.batch_group: int | None = None
-        self.audit = AuditLog(settings.audit_path)
-        # The briefing on screen with its recall, and the verification of it (if any).
-        self.shown: Routed | None = None
-        self.verifying: Verifying | None = None
-        self._last_verification_id = 0
+        self.state = ConsoleState()
+        self._audit: AuditLog | None = None
         self._probe_slots = threading.BoundedSemaphore(PROBE_SLOTS)
         # Set once the main screen's first frame is out: the memory worker waits for it.
         self.painted = threading.Event()
-        # The tripwire of the briefing on screen (built in a worker), the actions the engineer
-        # noted on the "about to do…" line, and — on a game day — the drill's timeline.
-        self.tripwire: Tripwire | None = None
-        self.noted: list[tuple[str, list[TripwireHit]]] = []
+        # On a game day, the drill's timeline.
         self.timeline: Timeline | None = None
 
     @property
@@ -123,20 +122,37 @@ class TriageApp(VerificationMixin, App[None]):
                 self._engine = TriageEngine(self.settings)
             return self._engine
 
+    @property
+    def audit(self) -> AuditLog:
+        """The audit log, opened on first use: importing the briefing package imports pydantic,
+        which first paint does not need (tests/ui/test_main_screen.py holds that)."""
+        with self._engine_lock:
+            if self._audit is None:
+                from console.engine.briefing.audit import AuditLog
+
+                self._audit = AuditLog(self.settings.audit_path)
+            return self._audit
+
+    @property
+    def memory_status(self) -> MemoryStatus | None:
+        """The memory as last loaded or saved (None before the first load)."""
+        return self.state.memory_status
+
     def on_mount(self) -> None:
-        # The main screen asks for the memory after its first paint (see MainScreen.on_mount).
+        # The main screen asks for the memory once mounted (MemoryWanted, see on_memory_wanted).
         if self.settings.game_day:
             self._start_game_day()
-        self.push_screen(MainScreen())
+        self.push_screen(MainScreen(self.state, game_day=self.settings.game_day))
 
     # --- game day: a DRILL banner on every screen, audit lines tagged, a timeline ------------
 
     def _start_game_day(self) -> None:
+        from console.engine.briefing.audit import AuditLog
         from console.engine.practice.gameday import Timeline, drill_audit_tags
 
         self.timeline = Timeline.start(self.settings.data_dir)
-        self.audit = AuditLog(self.settings.audit_path,
-                              tags=drill_audit_tags(self.timeline.drill_id))
+        self._audit = AuditLog(self.settings.audit_path,
+                               tags=drill_audit_tags(self.timeline.drill_id))
         self.title = "triage · DRILL"
 
     def mount_drill_banner(self) -> None:
@@ -167,7 +183,6 @@ class TriageApp(VerificationMixin, App[None]):
         # Its imports (LanceDB ~1 s) would share the GIL with the first paint: wait for it (a
         # bounded wait: a screen that never paints must not keep the memory from loading).
         self.painted.wait(timeout=2.0)
-        from console.ui.messages import IndexProgress, MemoryFailed, MemoryLoaded, ModelState
         from store.errors import TriageError
 
         posted = [0.0]
@@ -184,7 +199,22 @@ class TriageApp(VerificationMixin, App[None]):
         except TriageError as exc:  # a broken file, an unusable data dir or index: named
             self.post_message(MemoryFailed.from_error(exc))
             return
+        self.post_message(SavedDrillRead(self._saved_drill()))
         self.post_message(ModelState(self.engine.model_state()))
+
+    @work(thread=True, exclusive=True, group="saved-drill", exit_on_error=False)
+    def read_saved_drill(self) -> None:
+        """Re-read DATA/drill.json: after a save (the record may be stale now) or a replay."""
+        self.post_message(SavedDrillRead(self._saved_drill()))
+
+    def _saved_drill(self) -> SavedDrill:
+        """(On a worker thread.) The last saved replay and its record on the memory shown."""
+        from store.errors import TriageError
+
+        try:
+            return SavedDrill(self.engine.saved_replay(), self.engine.track_record())
+        except (OSError, ValueError, TriageError):
+            return SavedDrill(readable=False)
 
     @work(thread=True, group="brief", exit_on_error=False)
     def run_brief(self, request: BriefingRequest) -> None:
@@ -192,13 +222,6 @@ class TriageApp(VerificationMixin, App[None]):
         from console.engine.briefing.request import BriefingCancelled
         from console.engine.model.client import Progress
         from console.engine.pipeline import Hooks
-        from console.ui.messages import (
-            BriefingFailed,
-            BriefingReady,
-            DraftProgress,
-            MemoryFailed,
-            RecallReady,
-        )
         from store.errors import TriageError
 
         def on_recall(records: list[RecalledRecord]) -> None:
@@ -219,27 +242,34 @@ class TriageApp(VerificationMixin, App[None]):
             return
         self.post_message(BriefingReady(routed.briefing, request.id, routed))
 
-    # --- what screens and keys ask of the App ------------------------------------------------
+    # --- what screens and keys ask of the App (their messages) -------------------------------
 
-    def reload_memory(self) -> None:
+    def on_memory_wanted(self, message: MemoryWanted) -> None:
+        # The worker starts now (so a test waiting for workers waits for it) but holds its
+        # imports until the App's after-refresh queue runs, which is after the first frame.
+        self.load_memory()
+        self.call_after_refresh(self.painted.set)
+
+    def on_reload_requested(self, message: ReloadRequested) -> None:
         """Re-read the incidents file; every screen hears the result."""
         if self.main_screen is not None:
             self.main_screen.show_reloading()
         self.load_memory()
 
-    def submit_alert(self, raw_alert: str) -> None:
+    def on_alert_submitted(self, message: AlertSubmitted) -> None:
         """A new briefing request; the running one (if any) is cancelled and its answer dropped."""
         from console.engine.briefing.alert import AlertError, parse_alert
 
         self.cancel_briefing(quiet=True)
         main = self.main_screen
         try:
-            alert = parse_alert(raw_alert)
+            alert = parse_alert(message.raw_alert)
         except AlertError as exc:
             if main is not None:
                 main.show_failure(str(exc))
             return
-        self.batch_alert = self.batch_shown = self.batch_group = None
+        state = self.state
+        state.batch_alert = state.batch_shown = state.batch_group = None
         if self.timeline is not None:
             self.timeline.alert_received(alert.text)
         request = self._new_request(alert)
@@ -247,53 +277,121 @@ class TriageApp(VerificationMixin, App[None]):
             main.show_started()
         self.run_brief(request)
 
+    def on_group_chosen(self, message: GroupChosen) -> None:
+        self.brief_group(message.index)
+
+    def on_group_stepped(self, message: GroupStepped) -> None:
+        """Brief the group ``step`` places after the one shown or being briefed."""
+        if self.state.batch_group is None:
+            self.brief_group(0)
+        else:
+            self.brief_group(self.state.batch_group + message.step)
+
     def brief_group(self, index: int) -> None:
         """Brief group ``index`` (0-based, wrapping) of the payload on screen: a new request;
         the running one (if any) is cancelled and its answer dropped."""
-        if self.batch_alert is None:
+        state = self.state
+        if state.batch_alert is None:
             self.notify("No alert groups on screen: brief a multi-alert payload first.",
                         timeout=3)
             return
         self.cancel_briefing(quiet=True)
-        self.batch_group = index % len(self.batch_alert.groups)
-        request = self._new_request(self.batch_alert.for_group(self.batch_group))
+        state.batch_group = index % len(state.batch_alert.groups)
+        request = self._new_request(state.batch_alert.for_group(state.batch_group))
         if self.main_screen is not None:
-            self.main_screen.show_group_started(self.batch_group)
+            self.main_screen.show_group_started(state.batch_group)
         self.run_brief(request)
-
-    def step_group(self, step: int) -> None:
-        """Brief the group ``step`` places after the one shown or being briefed."""
-        if self.batch_group is None:
-            self.brief_group(0)
-        else:
-            self.brief_group(self.batch_group + step)
 
     def _new_request(self, alert: Alert) -> BriefingRequest:
         from console.engine.briefing.request import BriefingRequest
 
-        self._last_request_id += 1
-        self.request = BriefingRequest(alert, self._last_request_id)
-        return self.request
+        self.state.last_request_id += 1
+        self.state.request = BriefingRequest(alert, self.state.last_request_id)
+        return self.state.request
+
+    def on_cancel_requested(self, message: CancelRequested) -> None:
+        self.cancel_briefing()
 
     def cancel_briefing(self, quiet: bool = False) -> bool:
         """Cancel the briefing being prepared; True if there was one."""
-        request, self.request = self.request, None
+        state = self.state
+        request, state.request = state.request, None
         if request is None:
             if not quiet:
                 self.notify("No briefing is being prepared.", timeout=3)
             return False
         request.cancel.cancel()
-        self.batch_group = self.batch_shown
+        state.batch_group = state.batch_shown
         if not quiet and self.main_screen is not None:
             self.main_screen.show_cancelled()
         return True
 
     def _is_current(self, request_id: int, what: str) -> bool:
-        if self.request is not None and self.request.id == request_id:
+        request = self.state.request
+        if request is not None and request.id == request_id:
             return True
         self.audit.append({"event": "stale_result_dropped", "what": what, "request": request_id,
-                           "current": self.request.id if self.request else None})
+                           "current": request.id if request else None})
         return False
+
+    # --- other screens: opened by the App, on its engine (the memory it shows) ---------------
+
+    def on_drill_screen_requested(self, message: DrillScreenRequested) -> None:
+        from console.ui.screens.drill import DrillScreen
+
+        self.push_screen(DrillScreen(self.engine, self.state.saved_drill))
+
+    def on_replays_saved(self, message: ReplaysSaved) -> None:
+        self.read_saved_drill()
+
+    def on_postmortem_requested(self, message: PostmortemRequested) -> None:
+        """A new postmortem: symptoms and service start from the alert briefed; the actions
+        noted, and (with the verification open) its results, come along as action rows."""
+        from console.ui.screens.postmortem import PostmortemScreen
+
+        state, main, alert_text = self.state, self.main_screen, message.alert_text
+        if state.batch_alert is not None and state.batch_shown is not None:
+            # A postmortem is of the group briefed, not of the payload's first group.
+            alert_text = state.batch_alert.groups[state.batch_shown].text
+        carried = list(self.noted_rows())
+        verifying = state.verifying
+        if main is not None and main.verification_open and verifying is not None \
+                and verifying.result is not None:
+            from console.engine.verification.passes import carry_rows
+
+            carried += carry_rows(verifying.result, verifying.routed.briefing)
+        carried = [row.model_copy(update={"id": f"A{n}"}) for n, row in enumerate(carried, 1)]
+        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
+                                               carried=carried))
+
+    def on_edit_requested(self, message: EditRequested) -> None:
+        from console.ui.screens.postmortem import PostmortemScreen
+
+        incident = self.engine.incident(message.incident_id)
+        if incident is None:
+            self.notify(f"{message.incident_id} is no longer in memory (reloaded since?). Brief "
+                        "again and pick another record.", title="Edit incident", timeout=6,
+                        markup=False)
+            return
+        self._open_postmortem(PostmortemScreen(self.engine, editing=incident))
+
+    def _open_postmortem(self, screen: PostmortemScreen) -> None:
+        if self.engine.memory is None:
+            self.notify("The memory is not loaded yet (or the incidents file has problems — see "
+                        "the briefing pane). Press F5 to reload, then try again.",
+                        title="Postmortem", severity="warning", timeout=6)
+            return
+        self.push_screen(screen, self._postmortem_closed)
+
+    def _postmortem_closed(self, result: SaveResult | None) -> None:
+        """A postmortem was saved: the memory status follows, and the saved drill's record
+        is read again (it may no longer apply to this memory)."""
+        if result is None:
+            return
+        self.state.memory_status = result.status
+        if self.main_screen is not None:
+            self.main_screen.show_status(f"saved {result.incident.id}")
+        self.read_saved_drill()
 
     # --- handlers: the only place App state changes ------------------------------------------
 
@@ -304,7 +402,7 @@ class TriageApp(VerificationMixin, App[None]):
     def on_memory_loaded(self, message: MemoryLoaded) -> None:
         from console.ui.screens.postmortem import PostmortemScreen
 
-        self.memory_status = message.status
+        self.state.memory_status = message.status
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
                 screen.memory_loaded(message.status)
@@ -317,8 +415,20 @@ class TriageApp(VerificationMixin, App[None]):
                 screen.memory_failed(message.title, list(message.problems), message.hint,
                                      about_file=message.about_file)
 
+    def on_saved_drill_read(self, message: SavedDrillRead) -> None:
+        from console.ui.screens.drill import DrillScreen
+
+        saved = self.state.saved_drill = message.saved
+        shown, main = self.state.shown, self.main_screen
+        if shown is not None and main is not None:
+            main.show_track_record(shown.briefing.confidence,
+                                   saved.line(shown.briefing.confidence.tier))
+        for screen in self.screen_stack:
+            if isinstance(screen, DrillScreen):
+                screen.saved_drill_read(saved)
+
     def on_model_state(self, message: ModelState) -> None:
-        self.model_state = message.label
+        self.state.model_state = message.label
         if self.main_screen is not None:
             self.main_screen.show_status()
 
@@ -332,167 +442,46 @@ class TriageApp(VerificationMixin, App[None]):
             self.main_screen.show_progress(message.progress)
 
     def on_briefing_ready(self, message: BriefingReady) -> None:
-        if not self._is_current(message.request_id, "briefing") or self.request is None:
+        state = self.state
+        if not self._is_current(message.request_id, "briefing") or state.request is None:
             return
-        request, self.request = self.request, None
+        request, state.request = state.request, None
         batch = message.briefing.batch
         shown = next((i for i, group in enumerate(batch) if group.selected), None)
-        self.batch_alert = request.alert if batch and request.alert.groups else None
-        self.batch_shown = self.batch_group = shown if self.batch_alert else None
-        self.shown = message.routed
-        self.tripwire = None
+        state.batch_alert = request.alert if batch and request.alert.groups else None
+        state.batch_shown = state.batch_group = shown if state.batch_alert else None
+        state.shown = message.routed
+        state.tripwire = None
         if message.routed is not None:
             self.build_tripwire(request.id, message.routed)
         if self.timeline is not None:
             self.timeline.briefing_shown(message.briefing)
-        if self.verifying is not None:
+        main = self.main_screen
+        if state.verifying is not None:
             # A verification audits the briefing it was opened on, never another one.
-            self.verifying = None
-            if self.main_screen is not None:
-                self.main_screen.close_verification()
-        if self.main_screen is not None:
-            self.main_screen.show_briefing(message.briefing)
-        known = self.memory_status
+            state.verifying = None
+            if main is not None:
+                main.close_verification()
+        if main is not None:
+            saved, memory = state.saved_drill, self.engine.memory
+            main.show_briefing(
+                message.briefing,
+                saved.line(message.briefing.confidence.tier) if saved is not None else "",
+                memory.drill_ids if memory is not None else frozenset())
+        known = state.memory_status
         status = self.engine.status() if known is not None else None
         if known is not None and status is not None and status.index != known.index:
             # (the shared index stopped answering during this briefing: say what recall reads)
-            self.memory_status = status
-            if self.main_screen is not None:
-                self.main_screen.show_status()
+            state.memory_status = status
+            if main is not None:
+                main.show_status()
 
     def on_briefing_failed(self, message: BriefingFailed) -> None:
         if self._is_current(message.request_id, "failure"):
-            self.request = None
-            self.batch_group = self.batch_shown
+            self.state.request = None
+            self.state.batch_group = self.state.batch_shown
             if message.reason and self.main_screen is not None:
                 self.main_screen.show_failure(message.reason)
-
-    # --- the tripwire: "about to do…" ---------------------------------------------------------
-
-    @work(thread=True, exclusive=True, group="tripwire", exit_on_error=False)
-    def build_tripwire(self, request_id: int, routed: Routed) -> None:
-        from console.engine.briefing.tripwire import Tripwire, gather_candidates
-        from console.ui.messages import TripwireReady
-
-        memory = self.engine.memory
-        embedder = self.engine.embedder()
-        if memory is None or embedder is None:
-            return  # lexical-only memory: no tripwire (the warnings in the briefing stand)
-        candidates = gather_candidates(routed.recall, memory, [routed.alert.service],
-                                       include_drills=self.settings.include_drills)
-        self.post_message(TripwireReady(Tripwire(candidates, embedder), request_id))
-
-    def on_tripwire_ready(self, message: Any) -> None:
-        if self.shown is not None and self._last_request_id == message.request_id:
-            self.tripwire = message.tripwire
-
-    def check_intent(self, text: str) -> None:
-        if self.tripwire is not None:
-            self._check_intent(self._last_request_id, self.tripwire, text)
-
-    @work(thread=True, exclusive=True, group="tripwire-check", exit_on_error=False)
-    def _check_intent(self, request_id: int, tripwire: Tripwire, text: str) -> None:
-        from console.ui.messages import TripwireChecked
-        from store.embedder import EmbedderUnavailable
-
-        try:
-            hits = tripwire.check(text)
-        except EmbedderUnavailable:
-            return
-        self.post_message(TripwireChecked(text, hits, request_id))
-
-    def on_tripwire_checked(self, message: Any) -> None:
-        if message.request_id == self._last_request_id and self.main_screen is not None:
-            self.main_screen.show_tripwire(message.text, message.hits)
-
-    def note_action(self, text: str, hits: list[TripwireHit]) -> None:
-        """An action the engineer is about to take: kept for the postmortem form (and the
-        game day's timeline), with the warnings it raised."""
-        from console.engine.briefing.tripwire import safe_intent
-
-        noted = safe_intent(text)
-        self.noted.append((noted, list(hits)))
-        if self.timeline is not None:
-            self.timeline.action_noted(noted, None, hits)
-        warned = f" — it resembles {hits[0].action_id} WORSENED" if hits else ""
-        self.notify(f"Noted: {noted}{warned}. Ctrl+R carries it into the postmortem.",
-                    title="About to do", timeout=4, markup=False)
-
-    def noted_rows(self) -> list[Action]:
-        """The noted actions as postmortem rows: outcome not observed yet (NO_EFFECT,
-        unconfirmed) for the engineer to set."""
-        from store.models import Action, ActionOutcome
-
-        rows: list[Action] = []
-        for text, hits in self.noted:
-            warned = (f" The tripwire warned: it resembles {hits[0].action_id} WORSENED."
-                      if hits else "")
-            rows.append(Action(id=f"A{len(rows) + 1}", action=text,
-                               outcome=ActionOutcome.NO_EFFECT, confirmed=False,
-                               explanation="noted on the about-to-do line during triage; set "
-                                           f"the outcome you saw.{warned}"))
-        return rows
-
-    # --- export and the drill report ----------------------------------------------------------
-
-    def export_briefing(self) -> None:
-        if self.shown is None:
-            self.notify("No briefing to export yet.", timeout=3)
-            return
-        self._export(self.shown.briefing)
-
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _export(self, briefing: Any) -> None:
-        from console.engine.render.markdown import briefing_markdown, write_markdown
-        from console.ui.messages import Exported
-
-        path = write_markdown(briefing, self.settings.data_dir / "exports")
-        self.post_message(Exported(str(path), briefing_markdown(briefing)))
-
-    def on_exported(self, message: Any) -> None:
-        self.copy_to_clipboard(message.markdown)  # OSC 52: where the terminal supports it
-        self.notify(f"Briefing written to {message.path} (and copied to the clipboard where "
-                    "the terminal supports it).", title="Export", timeout=6, markup=False)
-
-    def end_drill(self) -> None:
-        if self.timeline is None:
-            return
-        self.timeline.resolution("ended from the console (Ctrl+G)")
-        briefing = self.shown.briefing if self.shown is not None else None
-        self._drill_report(self.timeline, briefing)
-
-    @work(thread=True, exclusive=True, group="drill-report", exit_on_error=False)
-    def _drill_report(self, timeline: Timeline, briefing: Any) -> None:
-        from console.engine.practice.gameday import drill_report
-        from console.ui.messages import DrillReported
-
-        report = drill_report(timeline, briefing, self.engine.embedder())
-        path = timeline.path.with_suffix(".md")
-        path.write_text(report, encoding="utf-8")
-        self.post_message(DrillReported(str(path)))
-
-    def on_drill_reported(self, message: Any) -> None:
-        self.notify(f"Drill report written to {message.path}", title="Game day", timeout=10,
-                    markup=False)
-
-    def track_record_line(self, tier: str) -> str:
-        """The confidence tier's record in the last drill on this memory, or why there is
-        none (read from DATA/drill.json; never fails the briefing)."""
-        from console.engine.practice.replay import track_record
-
-        try:
-            record = track_record(self.settings, self.engine.memory)
-        except (OSError, ValueError):
-            return ""
-        if record is None:
-            return "no drill run on this memory yet (F7 replays it)"
-        return record.line(tier)
-
-    def saved(self, status: MemoryStatus, incident_id: str) -> None:
-        """A postmortem was saved: the memory status follows."""
-        self.memory_status = status
-        if self.main_screen is not None:
-            self.main_screen.show_status(f"saved {incident_id}")
 
     # --- global keys and the palette --------------------------------------------------------
 
@@ -511,10 +500,10 @@ class TriageApp(VerificationMixin, App[None]):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             if event.worker.group == "brief":
-                self.request = None
-                self.batch_group = self.batch_shown
+                self.state.request = None
+                self.state.batch_group = self.state.batch_shown
             if event.worker.group.startswith("verify"):
-                self.verifying = None
+                self.state.verifying = None
                 if self.main_screen is not None:
                     self.main_screen.verification_failed(
                         f"verification failed: {type(error).__name__}: {error}")

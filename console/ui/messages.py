@@ -1,4 +1,9 @@
-"""Messages that workers post to the App; its handlers own every change of state."""
+"""Messages to the App, its handlers own every change of state: what workers post (results,
+tagged with their request or verification id) and what screens ask for (a request each).
+
+Engine types are for annotations only: the main screen imports this module, and it is on first
+paint's path (bench/first_paint.py), which must not import pydantic or the pipeline.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from console.engine.briefing.models import Briefing, RecalledRecord
-from console.engine.engine import MemoryStatus
-from console.engine.model.client import Progress
-from store.errors import TriageError
-
 if TYPE_CHECKING:
+    from console.engine.briefing.models import Briefing, RecalledRecord
+    from console.engine.briefing.tripwire import TripwireHit
+    from console.engine.engine import MemoryStatus
+    from console.engine.model.client import Progress
     from console.engine.pipeline import Routed
     from console.engine.verification.passes import Plan
     from console.engine.verification.probe_run import ProbeRun
+    from console.ui.state import SavedDrill
+    from store.errors import TriageError
 
 
 @dataclass
@@ -142,3 +148,116 @@ class Exported(Message):
 @dataclass
 class DrillReported(Message):
     path: str
+
+
+@dataclass
+class SavedDrillRead(Message):
+    """DATA/drill.json as a thread worker read it (see console/ui/state.py SavedDrill)."""
+
+    saved: SavedDrill
+
+
+# --- what screens ask of the App: each a request its handlers decide on ----------------------
+
+
+@dataclass
+class MemoryWanted(Message):
+    """The main screen is mounted: load the memory once its first frame is out."""
+
+
+@dataclass
+class ReloadRequested(Message):
+    """F5: re-read the incidents file."""
+
+
+@dataclass
+class AlertSubmitted(Message):
+    """Enter in the alert box: brief this alert (a new request)."""
+
+    raw_alert: str
+
+
+@dataclass
+class GroupChosen(Message):
+    """Brief group ``index`` (0-based, wrapping) of the multi-alert payload on screen."""
+
+    index: int
+
+
+@dataclass
+class GroupStepped(Message):
+    """Brief the group ``step`` places after the one shown or being briefed."""
+
+    step: int
+
+
+@dataclass
+class CancelRequested(Message):
+    """Esc: cancel the briefing being prepared."""
+
+
+@dataclass
+class VerifyRequested(Message):
+    """F6: open the verification of the briefing on screen (or close it)."""
+
+
+@dataclass
+class QuestionAnswered(Message):
+    question_id: str
+    answer: str
+
+
+@dataclass
+class ProbeRunConfirmed(Message):
+    """The engineer saw the argv of this question's declared probe and pressed c."""
+
+    question_id: str
+
+
+@dataclass
+class IntentTyped(Message):
+    """Check this intended action against the tripwire of the briefing on screen."""
+
+    text: str
+
+
+@dataclass
+class ActionNoted(Message):
+    """An action the engineer is about to take, with the warnings it raised on screen."""
+
+    text: str
+    hits: list[TripwireHit]
+
+
+@dataclass
+class ExportRequested(Message):
+    """Ctrl+O: write the briefing on screen as Markdown."""
+
+
+@dataclass
+class DrillEndRequested(Message):
+    """Ctrl+G: end the game day and write its report."""
+
+
+@dataclass
+class DrillScreenRequested(Message):
+    """F7: open the drill screen on the memory the console shows."""
+
+
+@dataclass
+class PostmortemRequested(Message):
+    """Ctrl+R: record a postmortem of ``alert_text`` (the alert box's text)."""
+
+    alert_text: str
+
+
+@dataclass
+class EditRequested(Message):
+    """e on a recalled record: edit the stored incident it belongs to."""
+
+    incident_id: str
+
+
+@dataclass
+class ReplaysSaved(Message):
+    """The drill screen saved a replay of every incident: DATA/drill.json changed."""

@@ -2,62 +2,71 @@
 
 ``VerificationMixin`` is part of :class:`console.ui.app.TriageApp` (kept in its own file to
 keep the App readable). Its workers plan and conclude a pass and run declared probes on
-threads; they only post messages tagged with the verification's id (and answer round), and
-the handlers here are the only place the ``Verifying`` state changes. A result for a
-verification that is no longer on screen, or for an older answer round, is dropped (and the
-audit log says so). The memory's results are shown first; a model's phrasings join later.
+threads, through the engine's front door (``TriageEngine.verification_*``); they only post
+messages tagged with the verification's id (and answer round), and the handlers here are the
+only place the ``Verifying`` state (console/ui/state.py) changes. A result for a verification
+that is no longer on screen, or for an older answer round, is dropped (and the audit log says
+so). The memory's results are shown first; a model's phrasings join later.
+
+What it shows goes to a :class:`VerificationView` — the main screen, which this module does
+not import (the App hands it over as ``main_screen``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from dataclasses import dataclass, field
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import work
+
+from console.ui.messages import (
+    ProbeFinished,
+    ProbeRunConfirmed,
+    QuestionAnswered,
+    VerificationAssisted,
+    VerificationConcluded,
+    VerificationFailed,
+    VerifyRequested,
+)
+from console.ui.state import Verifying
 
 if TYPE_CHECKING:
     from textual.message import Message
     from textual.notifications import SeverityLevel
 
     from console.engine.briefing.audit import AuditLog
-    from console.engine.briefing.request import BriefingRequest
     from console.engine.config import Settings
     from console.engine.engine import TriageEngine
     from console.engine.pipeline import Routed
     from console.engine.practice.gameday import Timeline
     from console.engine.verification.passes import Declared, Plan
     from console.engine.verification.probe_run import ProbeRun
-    from console.ui.messages import (
-        ProbeFinished,
-        VerificationAssisted,
-        VerificationConcluded,
-        VerificationFailed,
-    )
-    from console.ui.screens.main import MainScreen
+    from console.ui.state import ConsoleState
 
 # Declared probes running at once, whoever confirmed them (issue 10: at most 6).
 PROBE_SLOTS = 6
 
 
-@dataclass
-class Verifying:
-    """The verification on screen: the briefing it audits (and what that was built from), its
-    plan, the engineer's answers, the probes run or running. ``seq`` counts answer rounds: a
-    conclusion of an older round arriving late is dropped."""
+class VerificationView(Protocol):
+    """Where the verification is shown: the panel beside the briefing."""
 
-    id: int
-    routed: Routed
-    plan: Plan | None = None
-    result: dict[str, Any] | None = None
-    answers: dict[str, str] = field(default_factory=dict)
-    runs: dict[str, ProbeRun] = field(default_factory=dict)
-    running: set[str] = field(default_factory=set)
-    seq: int = 0
-    # The model (if configured) is still phrasing the questions: shown as a note meanwhile.
-    assisting: bool = False
+    @property
+    def verification_open(self) -> bool: ...
+
+    def open_verification(self, working: str | None = None) -> None: ...
+
+    def show_verification(self, result: dict[str, Any], states: dict[str, str],
+                          not_needed: str = "") -> None: ...
+
+    def verification_failed(self, reason: str) -> None: ...
+
+    def close_verification(self) -> None: ...
+
+
+def failure(exc: Exception) -> str:
+    """A crash, said in one line: a failed pass, the briefing stands."""
+    return f"verification failed: {type(exc).__name__}: {str(exc)[:200]}"
 
 
 class VerificationMixin:
@@ -65,19 +74,18 @@ class VerificationMixin:
 
     if TYPE_CHECKING:  # provided by TriageApp
         settings: Settings
-        audit: AuditLog
         timeline: Timeline | None
-        shown: Routed | None
-        request: BriefingRequest | None
-        verifying: Verifying | None
-        _last_verification_id: int
+        state: ConsoleState
         _probe_slots: threading.BoundedSemaphore
 
         @property
         def engine(self) -> TriageEngine: ...
 
         @property
-        def main_screen(self) -> MainScreen | None: ...
+        def audit(self) -> AuditLog: ...
+
+        @property
+        def main_screen(self) -> VerificationView | None: ...
 
         def post_message(self, message: Message) -> bool: ...
 
@@ -90,35 +98,28 @@ class VerificationMixin:
     @work(thread=True, group="verify", exit_on_error=False)
     def verify_plan(self, verification_id: int, routed: Routed) -> None:
         """Plan a verification (memory probes, re-recall) and conclude it with no answers."""
-        from console.engine.verification.passes import alert_service, plan
-        from console.engine.verification.probes import ProbeFileError, load_probes, probes_path
-        from console.ui.messages import VerificationFailed
+        from console.engine.verification.probes import ProbeFileError
 
         try:
-            probes = load_probes(probes_path(self.settings.incidents_path))
+            probes = self.engine.probes()
         except ProbeFileError as exc:
             self.post_message(VerificationFailed(exc.render(), verification_id))
             return
-        service = alert_service(routed.alert, self.engine.known_services())
         try:
-            made = plan(routed.briefing, routed.recall, service=service,
-                        rerecall=partial(self.engine.rerecall, routed.alert.text), probes=probes)
+            made = self.engine.verification_plan(routed, probes)
         except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
-            self.post_message(VerificationFailed(f"verification failed: {type(exc).__name__}: "
-                                                 f"{str(exc)[:200]}", verification_id))
+            self.post_message(VerificationFailed(failure(exc), verification_id))
             return
         # The memory's results are shown first; a model (if any) may take up to its timeout
         # to phrase the questions and pick probes, and changes no result when it answers.
-        client = self.engine.model_client() if made.ctx.lead is not None else None
+        assisting = made.ctx.lead is not None and self.engine.model_client() is not None
         concluded = self._conclude(verification_id, 0, made, {}, {}, routed,
-                                   assisting=client is not None)
-        if client is None or not concluded:
+                                   assisting=assisting)
+        if not assisting or not concluded:
             return
-        from console.engine.verification.passes import assisted
-        from console.ui.messages import VerificationAssisted
-
         try:
-            helped = assisted(made, client, probes, routed.recall, service)
+            # None only if the model went away meanwhile: the plan as it was ends the note.
+            helped = self.engine.verification_assisted(made, routed, probes) or made
         except Exception as exc:  # noqa: BLE001 — the model's part is optional: say so, go on
             helped = dataclasses.replace(made, model_log=[
                 f"the model's part failed: {type(exc).__name__}: {str(exc)[:200]}"])
@@ -137,16 +138,10 @@ class VerificationMixin:
                   assisting: bool = False) -> bool:
         """(On a worker thread.) Synthesis and the artifact; posts the result or the failure
         and says whether it concluded."""
-        from console.engine.verification.passes import conclude, escalate_late, write_artifact
-        from console.ui.messages import VerificationConcluded, VerificationFailed
-
         try:
-            escalate_late(made, answers, runs, partial(self.engine.rerecall, routed.alert.text))
-            result = write_artifact(conclude(made, answers, runs), routed.briefing,
-                                    routed.recall, self.settings.data_dir)
+            result = self.engine.verification_concluded(made, routed, answers, runs)
         except Exception as exc:  # noqa: BLE001 — a crash is a failed pass; the briefing stands
-            result = {"status": "failed",
-                      "error": f"verification failed: {type(exc).__name__}: {str(exc)[:200]}"}
+            result = {"status": "failed", "error": failure(exc)}
         if result["status"] == "failed":
             self.post_message(VerificationFailed(result["error"], verification_id))
             return False
@@ -156,7 +151,6 @@ class VerificationMixin:
     @work(thread=True, group="verify-probe", exit_on_error=False)
     def verify_probe(self, verification_id: int, question_id: str, declared: Declared) -> None:
         from console.engine.verification.probe_run import run_probe
-        from console.ui.messages import ProbeFinished
 
         with self._probe_slots:
             run = run_probe(declared.probe, declared.argv, confirmed=True)
@@ -164,31 +158,31 @@ class VerificationMixin:
 
     # --- what the panel's keys ask, and the handlers: state changes only here -------------
 
-    def verify_briefing(self) -> None:
+    def on_verify_requested(self, message: VerifyRequested) -> None:
         """F6: open the verification of the briefing on screen beside it (or close it)."""
-        main = self.main_screen
+        main, state = self.main_screen, self.state
         if main is None:
             return
         if main.verification_open:
             main.close_verification()
             return
-        if self.shown is None or self.request is not None:
+        if state.shown is None or state.request is not None:
             self.notify("Nothing to verify yet: brief an alert (Enter in the alert box) and wait "
                         "for its briefing, then press F6.", title="Verify", timeout=5)
             return
-        current = self.verifying
-        if current is not None and current.routed is self.shown and current.result is not None:
+        current = state.verifying
+        if current is not None and current.routed is state.shown and current.result is not None:
             main.open_verification()
             self._show_verification(current)
             return
-        self._last_verification_id += 1
-        self.verifying = Verifying(self._last_verification_id, self.shown)
+        state.last_verification_id += 1
+        state.verifying = Verifying(state.last_verification_id, state.shown)
         main.open_verification("Auditing the briefing: memory probes and, if the direction "
                                "looks wrong, an independent re-recall…")
-        self.verify_plan(self.verifying.id, self.shown)
+        self.verify_plan(state.verifying.id, state.shown)
 
     def _current_verification(self, verification_id: int, what: str) -> Verifying | None:
-        current = self.verifying
+        current = self.state.verifying
         if current is not None and current.id == verification_id:
             return current
         self.audit.append({"event": "stale_result_dropped", "what": what,
@@ -209,16 +203,16 @@ class VerificationMixin:
         self.main_screen.show_verification(
             current.result, dict.fromkeys(current.running, "running"), note)
 
-    def answer_question(self, question_id: str, answer: str) -> None:
-        current = self.verifying
+    def on_question_answered(self, message: QuestionAnswered) -> None:
+        current = self.state.verifying
         if current is None or current.plan is None:
             return
-        current.answers[question_id] = answer
+        current.answers[message.question_id] = message.answer
         self._reconclude(current)
 
-    def confirm_probe(self, question_id: str) -> None:
+    def on_probe_run_confirmed(self, message: ProbeRunConfirmed) -> None:
         """The engineer saw the argv and pressed c: run that probe, once."""
-        current = self.verifying
+        current, question_id = self.state.verifying, message.question_id
         if current is None or current.plan is None or question_id in current.running \
                 or question_id in current.runs:
             return
@@ -263,7 +257,7 @@ class VerificationMixin:
         current = self._current_verification(message.verification_id, "verification failure")
         if current is None:
             return
-        self.verifying = None  # F6 twice runs it again from the start
+        self.state.verifying = None  # F6 twice runs it again from the start
         if self.main_screen is not None:
             self.main_screen.verification_failed(message.reason)
 

@@ -116,14 +116,14 @@ async def test_without_a_batch_there_is_no_list_and_no_group_keys(
         shown = body(app)
         await pilot.press("f8")
         await settle(pilot)
-        assert body(app) == shown and app.request is None
+        assert body(app) == shown and app.state.request is None
 
         # A batch, then a single alert again: the old groups go away with it.
         await brief_and_wait(pilot, hundred_alert_batch())
         assert len(group_rows(app)) == 4
         await brief_and_wait(pilot, "TLS certificate expired on internal gRPC mesh")
         assert group_rows(app) == [] and not groups.display
-        assert app.batch_alert is None
+        assert app.state.batch_alert is None
 
 
 async def test_a_late_answer_for_another_group_is_dropped(bundled_data_dir: Path) -> None:
@@ -141,7 +141,7 @@ async def test_a_late_answer_for_another_group_is_dropped(bundled_data_dir: Path
         await pilot.pause()
         assert group_rows(app)[0].startswith("▶  1 NO PRIOR")
         assert "NO PRIOR INCIDENT" in body(app) and "payment-schema" not in body(app)
-        assert app.batch_shown == 0
+        assert app.state.batch_shown == 0
     events = [json.loads(line) for line in
               (bundled_data_dir / "audit.jsonl").read_text(encoding="utf-8").splitlines()]
     assert any(e.get("event") == "stale_result_dropped" and e.get("request") == 1
@@ -158,7 +158,7 @@ async def test_switching_twice_shows_only_the_last_group(bundled_data_dir: Path)
         await settle(pilot)
         assert group_rows(app)[1].startswith("▶  2 NO PRIOR")
         assert "clock" in body(app) and "certificate" not in body(app)
-        assert app.batch_shown == app.batch_group == 1
+        assert app.state.batch_shown == app.state.batch_group == 1
         assert shown[-1] == 3  # the last request's answer is the one on screen
 
 
@@ -216,8 +216,8 @@ async def test_esc_while_another_group_is_drafted_keeps_the_group_on_screen(
         assert group_rows(app)[0].startswith("▶  1 NO PRIOR")  # still the one on screen
         await pilot.press("escape")
         await pilot.pause()
-        assert "cancelled" in body(app) and app.request is None
-        assert group_rows(app)[3].startswith("4 PROVEN") and app.batch_group == 0
+        assert "cancelled" in body(app) and app.state.request is None
+        assert group_rows(app)[3].startswith("4 PROVEN") and app.state.batch_group == 0
         await app.workers.wait_for_complete()
         assert len(fake_ollama.chat_requests()) == asked + 1
         await pilot.press("f8")  # the next after the group on screen (1), not after 4

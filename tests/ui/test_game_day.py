@@ -71,7 +71,7 @@ async def test_a_game_day_from_alert_to_drill_report(tmp_path: Path,
         assert "INC-2041/A1 WORSENED" in warning and "max_connections" in warning
         await pilot.press("enter")
         await settle(pilot, app)
-        assert app.noted[0][0] == "restart every payments-api pod at the same time"
+        assert app.state.noted[0][0] == "restart every payments-api pod at the same time"
 
         # The noted action rides into the postmortem, which is saved as a drill.
         await pilot.press("ctrl+r")
@@ -116,8 +116,8 @@ async def test_ctrl_o_exports_the_briefing_with_every_citation(bundled_data_dir:
         await settle(pilot, app)
         (written,) = (bundled_data_dir / "exports").glob("briefing-*.md")
         markdown = written.read_text(encoding="utf-8")
-        assert app.shown is not None
-        briefing = app.shown.briefing
+        assert app.state.shown is not None
+        briefing = app.state.shown.briefing
         cited = {w.action_id for w in briefing.warnings} | {
             e.action_id for r in briefing.recommendations for e in r.evidence}
         assert cited and all(f"`{c}`" in markdown for c in cited)

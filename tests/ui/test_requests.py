@@ -132,7 +132,7 @@ async def test_escape_in_the_alert_box_cancels_and_shows_nothing_of_the_draft(
         await until(pilot, lambda: fake_ollama.abandoned >= 1)
         await pilot.pause()
         assert "cancelled" in body(app) and "ZEBRA" not in body(app)
-        assert app.request is None
+        assert app.state.request is None
 
 
 def test_draft_progress_is_rate_limited() -> None:

@@ -57,8 +57,8 @@ async def brief(pilot: Pilot[None], app: TriageApp, alert: str) -> Briefing:
     app.screen.query_one("#alert-input", Input).value = alert
     await pilot.press("enter")
     await settle(pilot, app)
-    assert app.shown is not None
-    return app.shown.briefing
+    assert app.state.shown is not None
+    return app.state.shown.briefing
 
 
 def screen_lines(app: TriageApp) -> list[str]:

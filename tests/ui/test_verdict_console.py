@@ -72,7 +72,7 @@ async def test_a_fix_proven_only_on_another_service_is_not_shown_as_proven_here(
 async def test_what_was_tried_without_effect_is_one_cited_line_each(
         bundled_data_dir: Path) -> None:
     app, body, status, rows = await briefed(bundled_data_dir, KEYERROR)
-    briefing = app.shown.briefing if app.shown else None
+    briefing = app.state.shown.briefing if app.state.shown else None
     assert briefing is not None and len(briefing.tried_without_effect) >= 3
     assert status.startswith("PROVEN FIX IN MEMORY")
     marks = [mark for mark, _ in fix_lines(body)]

@@ -197,7 +197,7 @@ async def test_a_new_briefing_closes_the_verification_of_the_old_one(
         assert panel(app).display
         await brief(pilot, app, MAINTAIN)
         assert not panel(app).display
-        assert app.verifying is None
+        assert app.state.verifying is None
         await pilot.press("f6")
         await settle(pilot, app)
         assert "UNDETERMINED" in head(app)  # the new briefing's verification, not the old one

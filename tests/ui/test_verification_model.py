@@ -95,17 +95,17 @@ async def test_a_verification_closed_before_the_model_answers_drops_its_words(
         await brief(pilot, app, OVERTURN)
         await pilot.press("f6")
         await until(pilot, lambda: panel(app).result is not None, "the memory's results shown")
-        first = app.verifying
+        first = app.state.verifying
         assert first is not None and first.assisting
         # A new briefing replaces the one under verification; then the model answers late.
         await pilot.press("f2")
         app.screen.query_one("#alert-input", Input).value = OVERTURN + " again"
         await pilot.press("enter")
-        await until(pilot, lambda: app.verifying is None and app.request is None,
+        await until(pilot, lambda: app.state.verifying is None and app.state.request is None,
                     "the new briefing shown")
         gate.set()
         await settle(pilot, app)
-        assert app.verifying is None and not panel(app).display
+        assert app.state.verifying is None and not panel(app).display
         dropped = [json.loads(line) for line in
                    (bundled_data_dir / "audit.jsonl").read_text(encoding="utf-8").splitlines()]
         assert any(e.get("event") == "stale_result_dropped" and e.get("what") == "model assist"

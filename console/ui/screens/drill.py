@@ -2,9 +2,12 @@
 replay's briefing, and each confidence tier's track record as a chart with its intervals.
 
 The screen owns its drill: a run is a thread worker with a run id; its progress and its report
-come back as messages tagged with that id, and a late message of an older run is dropped. The
-last ``--all`` result (DATA/drill.json) is shown when the screen opens, with a warning when
-the memory changed since.
+come back as messages tagged with that id, and a late message of an older run is dropped.
+Replays run on the App's engine (``TriageEngine.replay`` / ``replay_briefing``), so on the
+memory the console shows. The last ``--all`` result (DATA/drill.json) is shown when the screen
+opens, with a warning when the memory changed since: the App reads it off the event loop and
+hands it over (``saved``, or later ``saved_drill_read``); after a replay of every incident the
+screen tells the App (``ReplaysSaved``) so its track record follows.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from textual.widgets import Footer, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from console.ui.keys import Key
+from console.ui.messages import ReplaysSaved
 
 if TYPE_CHECKING:
     from console.engine.briefing.models import Briefing
     from console.engine.engine import TriageEngine
     from console.engine.practice.replay import DrillReport, Replay
+    from console.ui.state import SavedDrill
 
 VERDICT = {True: ("right", "bold green"), False: ("wrong", "bold red"), None: ("—", "dim")}
 
@@ -89,9 +94,11 @@ class DrillScreen(Screen[None]):
         incident_id: str
         briefing: Briefing
 
-    def __init__(self, engine: TriageEngine) -> None:
+    def __init__(self, engine: TriageEngine, saved: SavedDrill | None = None) -> None:
+        """``saved``: the last saved drill as the App read it (None: not read yet)."""
         super().__init__()
         self.engine = engine
+        self.saved = saved
         self.report: DrillReport | None = None
         self.drawn: list[tuple[str, int]] = []  # (tier, % right) as the chart shows them
         self.run_id = 0
@@ -118,32 +125,23 @@ class DrillScreen(Screen[None]):
         return chart
 
     def on_mount(self) -> None:
-        from console.engine.practice.replay import track_record
-
         self.query_one(OptionList).focus()
-        record = None
-        settings = self.engine.settings
-        try:
-            record = track_record(settings, self.engine.memory)
-            cached = self._cached_report()
-        except OSError:
-            cached = None
-        if cached is not None and record is not None:
-            self.show_report(cached, stale=record.why if record.stale else "")
+        self._show_saved()
+
+    def saved_drill_read(self, saved: SavedDrill) -> None:
+        """The App (re)read the saved drill: shown unless this screen has a report of its own."""
+        self.saved = saved
+        if self.report is None and not self.running:
+            self._show_saved()
+
+    def _show_saved(self) -> None:
+        saved = self.saved
+        if saved is not None and saved.report is not None and saved.record is not None:
+            record = saved.record
+            self.show_report(saved.report, stale=record.why if record.stale else "")
         else:
             self._heading("No drill has been run on this memory yet: press a to replay every "
                           "incident with itself hidden (a replay briefs it as a new alert).")
-
-    def _cached_report(self) -> DrillReport | None:
-        from console.engine.practice.replay import DrillFile
-
-        path = self.engine.settings.drill_path
-        if not path.exists():
-            return None
-        try:
-            return DrillFile.model_validate_json(path.read_text(encoding="utf-8")).report
-        except ValueError:
-            return None
 
     def _heading(self, line: str, style: str = "") -> None:
         text = Text("Drill", style="bold")
@@ -156,12 +154,8 @@ class DrillScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="drill", exit_on_error=False)
     def run_drill(self, run_id: int) -> None:
-        from console.engine.engine import read_memory
-        from console.engine.practice.evaluate import eval_index
-        from console.engine.practice.replay import run_drill, save_track_record
         from store.errors import TriageError
 
-        settings = self.engine.settings
         posted = [0.0]
 
         def progress(done: int, total: int) -> None:
@@ -171,10 +165,7 @@ class DrillScreen(Screen[None]):
                 self.post_message(self.Progressed(run_id, done, total))
 
         try:
-            memory = read_memory(settings.incidents_path)
-            index = eval_index(settings, memory, self.engine.embedder())
-            report = run_drill(index, memory, settings, progress=progress)
-            save_track_record(settings, memory, report, index.embedder_id)
+            report = self.engine.replay(progress=progress)  # every incident: saves drill.json
         except TriageError as exc:
             self.post_message(self.Failed(run_id, exc.render()))
             return
@@ -185,19 +176,9 @@ class DrillScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="drill-briefing", exit_on_error=False)
     def load_briefing(self, run_id: int, incident_id: str) -> None:
-        from console.engine.engine import read_memory
-        from console.engine.practice.evaluate import eval_index
-        from console.engine.practice.replay import replay_briefing
-
-        settings = self.engine.settings
-        memory = read_memory(settings.incidents_path)
-        incident = next((i for i in memory.incidents if i.id == incident_id), None)
-        if incident is None:
-            return
-        index = eval_index(settings, memory, self.engine.embedder())
-        briefing = replay_briefing(index, memory, incident,
-                                   settings.hidden_drills(memory.drill_ids))
-        self.post_message(self.BriefingReady(run_id, incident_id, briefing))
+        briefing = self.engine.replay_briefing(incident_id)
+        if briefing is not None:
+            self.post_message(self.BriefingReady(run_id, incident_id, briefing))
 
     # --- handlers: the screen's state changes only here --------------------------------------
 
@@ -213,6 +194,7 @@ class DrillScreen(Screen[None]):
             return
         self.running = False
         self.show_report(message.report)
+        self.app.post_message(ReplaysSaved())
 
     def on_drill_screen_failed(self, message: Failed) -> None:
         if message.run_id != self.run_id:

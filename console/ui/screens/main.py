@@ -1,6 +1,8 @@
 """The main screen: alert, briefing, recalled memory, confidence, status.
 
-It renders what the App decides (see console/ui/app.py) and turns keys into requests to it.
+It renders what the App decides (console/ui/app.py calls its ``show_*`` methods) and turns
+keys into requests: messages posted to the App (console/ui/messages.py). It reads the App's
+state (console/ui/state.py) to know which keys apply, and never changes it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,24 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from console.ui.keys import Key
+from console.ui.messages import (
+    ActionNoted,
+    AlertSubmitted,
+    CancelRequested,
+    DrillEndRequested,
+    DrillScreenRequested,
+    EditRequested,
+    ExportRequested,
+    GroupChosen,
+    GroupStepped,
+    IntentTyped,
+    MemoryWanted,
+    PostmortemRequested,
+    ProbeRunConfirmed,
+    QuestionAnswered,
+    ReloadRequested,
+    VerifyRequested,
+)
 from console.ui.widgets.alert_input import AlertInput
 from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.briefing_pane import BriefingPane
@@ -25,15 +45,16 @@ from console.ui.widgets.status_line import StatusLine
 from console.ui.widgets.tripwire_line import TripwireLine
 from console.ui.widgets.verification_panel import VerificationPanel
 
-# Engine types are for annotations only, and the postmortem and record screens are imported
-# when opened: this module is on first paint's path (bench/first_paint.py).
+# Engine types are for annotations only, and the record screen is imported when opened: this
+# module is on first paint's path (bench/first_paint.py).
 if TYPE_CHECKING:
-    from console.engine.briefing.models import Briefing, RecalledRecord
+    from textual.message import Message
+
+    from console.engine.briefing.models import Briefing, Confidence, RecalledRecord
     from console.engine.briefing.tripwire import TripwireHit
-    from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
+    from console.engine.engine import MemoryStatus
     from console.engine.model.client import Progress
-    from console.ui.app import TriageApp
-    from console.ui.screens.postmortem import PostmortemScreen
+    from console.ui.state import ConsoleState
 
 
 # Below this many columns the recalled sidebar folds away (F10 shows it): at 80 columns it would
@@ -96,10 +117,16 @@ class MainScreen(Screen[None]):
             tooltip="Pick an alert group of this payload; Enter briefs it", id="focus-groups"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: ConsoleState, *, game_day: bool = False) -> None:
+        """``state``: the App's, read here (which keys apply, the status line), never changed;
+        ``game_day``: Ctrl+G ends the drill."""
         super().__init__()
+        self.state = state
+        self.game_day = game_day
         # F10's choice, kept across resizes; None: the width decides (SIDEBAR_MIN_WIDTH).
         self.sidebar_choice: bool | None = None
+        # The track record line under the confidence shown (it may come after the briefing).
+        self._track_record = ""
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -118,23 +145,13 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sync_layout()
         self.query_one("#alert-input", Input).focus()
-        # Load after the first paint: the worker's imports (LanceDB ~1 s) compete for the GIL.
-        # The worker starts now (so a test waiting for workers waits for it) but holds its
-        # imports until the App's after-refresh queue runs, which is after the first frame; the
-        # screen's own queue runs ~15 ms before that frame.
-        self.call_after_refresh(self.triage_app.load_memory)
-        self.app.call_after_refresh(self.triage_app.painted.set)
+        # The App loads the memory after the first paint (the worker's imports, LanceDB ~1 s,
+        # compete for the GIL): see TriageApp.on_memory_wanted.
+        self.ask(MemoryWanted())
 
-    @property
-    def engine(self) -> TriageEngine:
-        return self.triage_app.engine
-
-    @property
-    def triage_app(self) -> TriageApp:
-        from console.ui.app import TriageApp
-
-        assert isinstance(self.app, TriageApp)
-        return self.app
+    def ask(self, request: Message) -> None:
+        """Post a request to the App, the one owner of what it changes."""
+        self.app.post_message(request)
 
     # --- the layout for the terminal's size ---------------------------------------------
 
@@ -201,9 +218,9 @@ class MainScreen(Screen[None]):
         self.query_one(BriefingPane).show_text(text)
 
     def show_status(self, activity: str = "") -> None:
-        status = self.triage_app.memory_status
+        status = self.state.memory_status
         if status:
-            self.query_one(StatusLine).show_status(status, activity, self.triage_app.model_state)
+            self.query_one(StatusLine).show_status(status, activity, self.state.model_state)
 
     def show_reloading(self) -> None:
         self.query_one(StatusLine).show_problem("reloading memory…")
@@ -251,29 +268,36 @@ class MainScreen(Screen[None]):
             f"{progress.elapsed:.1f}s).\nNothing it writes is shown until every citation, warning "
             "and confidence figure has been checked against the memory. Esc cancels.")
 
-    def show_briefing(self, briefing: Briefing) -> None:
+    def show_briefing(self, briefing: Briefing, track_record: str = "",
+                      drill_ids: frozenset[str] = frozenset()) -> None:
+        """``track_record``: the tier's record in the last drill (or why there is none);
+        ``drill_ids``: the incidents the memory marks as drills (the sidebar says so)."""
         self.query_one(BatchList).show_batch(briefing.batch)
         self.refresh_bindings()
         self.query_one(BriefingPane).show_briefing(briefing)
-        self.query_one(ConfidencePanel).show_confidence(
-            briefing.confidence, self.triage_app.track_record_line(briefing.confidence.tier))
-        memory = self.engine.memory
-        self.query_one(RecalledSidebar).show_records(
-            briefing.recalled, memory.drill_ids if memory is not None else frozenset())
+        self._track_record = track_record
+        self.query_one(ConfidencePanel).show_confidence(briefing.confidence, track_record)
+        self.query_one(RecalledSidebar).show_records(briefing.recalled, drill_ids)
         self.query_one(TripwireLine).show_hits("", [])
         self._sync_sidebar_hint()
         self.show_status()
+
+    def show_track_record(self, confidence: Confidence, track_record: str) -> None:
+        """The saved drill was read (again) while a briefing is shown: its line follows."""
+        if track_record != self._track_record:
+            self._track_record = track_record
+            self.query_one(ConfidencePanel).show_confidence(confidence, track_record)
 
     def show_tripwire(self, text: str, hits: list[TripwireHit]) -> None:
         self.query_one(TripwireLine).show_hits(text, hits)
 
     @on(TripwireLine.Check)
     def check_intent(self, event: TripwireLine.Check) -> None:
-        self.triage_app.check_intent(event.text)
+        self.ask(IntentTyped(event.text))
 
     @on(TripwireLine.Noted)
     def note_action(self, event: TripwireLine.Noted) -> None:
-        self.triage_app.note_action(event.text, self.query_one(TripwireLine).hits)
+        self.ask(ActionNoted(event.text, list(self.query_one(TripwireLine).hits)))
 
     def show_failure(self, reason: str) -> None:
         self._unmark_pending()
@@ -323,19 +347,19 @@ class MainScreen(Screen[None]):
 
     @on(VerificationPanel.Answered)
     def answer_question(self, event: VerificationPanel.Answered) -> None:
-        self.triage_app.answer_question(event.question_id, event.answer)
+        self.ask(QuestionAnswered(event.question_id, event.answer))
 
     @on(VerificationPanel.ProbeConfirmed)
     def confirm_probe(self, event: VerificationPanel.ProbeConfirmed) -> None:
-        self.triage_app.confirm_probe(event.question_id)
+        self.ask(ProbeRunConfirmed(event.question_id))
 
     @on(Input.Submitted, "#alert-input")
     def submit_alert(self, event: Input.Submitted) -> None:
-        self.triage_app.submit_alert(event.value)
+        self.ask(AlertSubmitted(event.value))
 
     @on(BatchList.Chosen)
     def brief_group(self, event: BatchList.Chosen) -> None:
-        self.triage_app.brief_group(event.index)
+        self.ask(GroupChosen(event.index))
 
     @on(RecalledSidebar.Opened)
     def open_record(self, event: RecalledSidebar.Opened) -> None:
@@ -343,68 +367,30 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(RecordScreen(event.record))
 
-    def _postmortem_closed(self, result: SaveResult | None) -> None:
-        if result is not None:
-            self.triage_app.saved(result.status, result.incident.id)
-
-    def _open_postmortem(self, screen: PostmortemScreen) -> None:
-        if self.engine.memory is None:
-            self.notify("The memory is not loaded yet (or the incidents file has problems — see "
-                        "the briefing pane). Press F5 to reload, then try again.",
-                        title="Postmortem", severity="warning", timeout=6)
-            return
-        self.app.push_screen(screen, self._postmortem_closed)
-
     # --- key actions ------------------------------------------------------------------
 
     def action_verify(self) -> None:
-        self.triage_app.verify_briefing()
+        self.ask(VerifyRequested())
 
     def action_open_drill(self) -> None:
-        from console.ui.screens.drill import DrillScreen
-
-        self.app.push_screen(DrillScreen(self.engine))
+        self.ask(DrillScreenRequested())
 
     def action_focus_tripwire(self) -> None:
         self.query_one(TripwireLine).input.focus()
 
     def action_export_briefing(self) -> None:
-        self.triage_app.export_briefing()
+        self.ask(ExportRequested())
 
     def action_end_drill(self) -> None:
-        self.triage_app.end_drill()
+        self.ask(DrillEndRequested())
 
     def action_record_postmortem(self) -> None:
-        from console.ui.screens.postmortem import PostmortemScreen
-
-        alert_text = self.query_one("#alert-input", Input).value
-        app = self.triage_app
-        if app.batch_alert is not None and app.batch_shown is not None:
-            # A postmortem is of the group briefed, not of the payload's first group.
-            alert_text = app.batch_alert.groups[app.batch_shown].text
-        carried = list(app.noted_rows())
-        verifying = app.verifying
-        if self.verification_open and verifying is not None and verifying.result is not None:
-            from console.engine.verification.passes import carry_rows
-
-            carried += carry_rows(verifying.result, verifying.routed.briefing)
-        carried = [row.model_copy(update={"id": f"A{n}"}) for n, row in enumerate(carried, 1)]
-        self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
-                                               carried=carried))
+        self.ask(PostmortemRequested(self.query_one("#alert-input", Input).value))
 
     def action_edit_incident(self) -> None:
-        from console.ui.screens.postmortem import PostmortemScreen
-
         record = self._highlighted_record()
-        if record is None:
-            return
-        incident = self.engine.incident(record.incident_id)
-        if incident is None:
-            self.notify(f"{record.incident_id} is no longer in memory (reloaded since?). Brief "
-                        "again and pick another record.", title="Edit incident", timeout=6,
-                        markup=False)
-            return
-        self._open_postmortem(PostmortemScreen(self.engine, editing=incident))
+        if record is not None:
+            self.ask(EditRequested(record.incident_id))
 
     def _highlighted_record(self) -> RecalledRecord | None:
         sidebars = self.query(RecalledSidebar)
@@ -418,13 +404,13 @@ class MainScreen(Screen[None]):
         if action == "edit_incident":
             return self._highlighted_record() is not None
         if action == "cancel_briefing":
-            return self.triage_app.request is not None
+            return self.state.request is not None
         if action in ("step_group", "focus_groups"):
-            return self.triage_app.batch_alert is not None
+            return self.state.batch_alert is not None
         if action == "end_drill":
-            return self.triage_app.settings.game_day
+            return self.game_day
         if action == "export_briefing":
-            return self.triage_app.shown is not None
+            return self.state.shown is not None
         return True
 
     def action_focus_alert(self) -> None:
@@ -440,13 +426,13 @@ class MainScreen(Screen[None]):
         self.query_one(RecalledSidebar).focus()
 
     def action_step_group(self, step: int) -> None:
-        self.triage_app.step_group(step)
+        self.ask(GroupStepped(step))
 
     def action_focus_groups(self) -> None:
         self.query_one(BatchList).focus()
 
     def action_reload_memory(self) -> None:
-        self.triage_app.reload_memory()
+        self.ask(ReloadRequested())
 
     def action_cancel_briefing(self) -> None:
-        self.triage_app.cancel_briefing()
+        self.ask(CancelRequested())

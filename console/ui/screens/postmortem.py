@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState
 from console.engine.briefing.alert import AlertError, parse_alert
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.ui.keys import Key
+from console.ui.messages import ReloadRequested
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
 from store.models import Action, Incident
@@ -337,13 +338,9 @@ class PostmortemScreen(Screen[SaveResult | None]):
         if self.saving:
             self.notify("Saving — reload after it finishes.", timeout=3)
             return
-        reload_memory = getattr(self.app, "reload_memory", None)
-        if reload_memory is None:
-            self.notify("Reload is not available here.", timeout=3)
-            return
         self.reloading = True
         self._show_problems("Reloading the memory from disk… your form is kept.", notice=True)
-        reload_memory()
+        self.app.post_message(ReloadRequested())
 
     def action_cancel(self) -> None:
         if self.saving:

@@ -21,10 +21,18 @@ class KeyFooter(Footer):
         self._shown: tuple[Hashable, ...] | None = None
         self._pending = False
 
-    def compose(self) -> ComposeResult:
-        # The keys from the first compose: Footer composes empty and waits for a bindings signal,
-        # which rebuilt it once more before the first frame.
+    def _mark_bindings_ready(self) -> None:
+        """The one place this touches Footer's internals. ``Footer.compose`` yields no keys
+        until its private reactive ``_bindings_ready`` is set, which Footer does itself only on
+        the first bindings signal (Footer.bindings_changed). Textual 8.2.8 has no public way to
+        say the bindings are ready (checked in textual/widgets/_footer.py): without this the
+        first compose is empty and the first signal rebuilds the footer before the first frame.
+        If a Textual upgrade renames it, the footer still works, one rebuild later."""
         self.set_reactive(Footer._bindings_ready, True)
+
+    def compose(self) -> ComposeResult:
+        # The keys from the first compose (see _mark_bindings_ready).
+        self._mark_bindings_ready()
         self._shown = self._keys()
         yield from super().compose()
 
@@ -34,7 +42,8 @@ class KeyFooter(Footer):
                      if binding.show)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        self._bindings_ready = True
+        # Replaces Footer.bindings_changed, which would recompose on every signal.
+        self._mark_bindings_ready()
         if not screen.app.app_focus or self._pending:
             return
         if self.is_attached and screen is self.screen:

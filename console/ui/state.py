@@ -1,0 +1,85 @@
+"""What the console knows, in one place: the App owns it, screens read it.
+
+Only the App's handlers (on its event loop) change a ``ConsoleState``; workers read the
+immutable things it points to (a request, a routed briefing) and post messages; the main
+screen reads it to decide which keys apply (``check_action``) and never writes to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from console.engine.briefing.alert import Alert
+    from console.engine.briefing.request import BriefingRequest
+    from console.engine.briefing.tripwire import Tripwire, TripwireHit
+    from console.engine.engine import MemoryStatus
+    from console.engine.pipeline import Routed
+    from console.engine.practice.replay import DrillReport, TrackRecord
+    from console.engine.verification.passes import Plan
+    from console.engine.verification.probe_run import ProbeRun
+
+
+@dataclass
+class Verifying:
+    """The verification on screen: the briefing it audits (and what that was built from), its
+    plan, the engineer's answers, the probes run or running. ``seq`` counts answer rounds: a
+    conclusion of an older round arriving late is dropped."""
+
+    id: int
+    routed: Routed
+    plan: Plan | None = None
+    result: dict[str, Any] | None = None
+    answers: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, ProbeRun] = field(default_factory=dict)
+    running: set[str] = field(default_factory=set)
+    seq: int = 0
+    # The model (if configured) is still phrasing the questions: shown as a note meanwhile.
+    assisting: bool = False
+
+
+@dataclass(frozen=True)
+class SavedDrill:
+    """The last saved `replay all` (DATA/drill.json) as a thread worker read it: its report
+    and the per-tier record (stale when the memory changed since); ``readable`` False when
+    reading it failed (nothing is said about the track record then)."""
+
+    report: DrillReport | None = None
+    record: TrackRecord | None = None
+    readable: bool = True
+
+    def line(self, tier: str) -> str:
+        """The confidence tier's record in the last drill on this memory, or why there is none."""
+        if not self.readable:
+            return ""
+        if self.record is None:
+            return "no drill run on this memory yet (F7 replays it)"
+        return self.record.line(tier)
+
+
+@dataclass
+class ConsoleState:
+    """The console's state. Changed only by the App's handlers, on its event loop."""
+
+    memory_status: MemoryStatus | None = None
+    model_state: str | None = None
+    # The briefing being prepared (None: none is) and the id the last request was given.
+    request: BriefingRequest | None = None
+    last_request_id: int = 0
+    # The multi-alert payload whose groups are on screen (None: no batch shown), the group
+    # whose briefing is shown, and the group shown or being briefed.
+    batch_alert: Alert | None = None
+    batch_shown: int | None = None
+    batch_group: int | None = None
+    # The briefing on screen with its recall, and the verification of it (if any).
+    shown: Routed | None = None
+    verifying: Verifying | None = None
+    last_verification_id: int = 0
+    # The tripwire of the briefing on screen (built in a worker) and the actions the engineer
+    # noted on the "about to do…" line, with the warnings each raised.
+    tripwire: Tripwire | None = None
+    noted: list[tuple[str, list[TripwireHit]]] = field(default_factory=list)
+    # The saved drill, read off the event loop when the memory loads, after a save and after
+    # a replay of every incident; None until the first read has come back.
+    saved_drill: SavedDrill | None = None

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from console.exit_codes import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
+from console.exit_codes import EXIT_INTERNAL, EXIT_OK
 
 DRILLS_HELP = ("let incidents recorded in a game day (drill: true) be recalled as evidence "
                "(hidden by default)")
@@ -116,19 +116,24 @@ def _verify_value_problem(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _refuse(problem: str) -> int:
+    """Bad input found before any command runs, shown as every error is (console/cli/errors.py)."""
+    from console.cli.errors import fail
+
+    return fail(problem)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     problem = _verify_value_problem(sys.argv[1:] if argv is None else argv)
     if problem is not None:
-        print(f"triage: {problem}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _refuse(problem)
     args = _parser().parse_args(argv)
     from console.engine.config import Settings
 
     try:
         settings = Settings.from_env()
     except ValueError as exc:
-        print(f"triage: bad environment: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _refuse(f"bad environment: {exc}")
     if getattr(args, "include_drills", False) or args.console_include_drills:
         settings = settings.replace(include_drills=True)
     if args.drill:
@@ -138,26 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         TriageApp(settings).run()
         return EXIT_OK
-    from console import cli
-    from console.cli_doctor import doctor
-
-    handler = {"brief": cli.brief, "index": cli.index, "check": cli.check,
-               "doctor": doctor, "add": cli.add, "eval": cli.evaluate,
-               "drill": cli.drill}
-    from store.errors import TriageError
+    from console.cli import COMMANDS
 
     try:
-        return handler[args.command](settings, args)
+        return COMMANDS[args.command](settings, args)  # (each renders its own errors)
     except KeyboardInterrupt:
-        return EXIT_INTERNAL
-    except TriageError as exc:
-        return cli.report_error(exc)
-    except OSError as exc:
-        # (an unforeseen fault: what it interrupted is not known here, so nothing is claimed
-        # about what was or was not written — `triage check` and `triage index` will say)
-        print(f"triage: {exc.strerror or exc}: {exc.filename or ''} — check TRIAGE_DATA_DIR "
-              "and TRIAGE_INCIDENTS point at readable, writable places, then run `triage "
-              "check` and `triage index`", file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -9,20 +9,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from console.cli.errors import command
 from console.engine.config import Settings
-from console.engine.engine import TriageEngine, read_memory
+from console.engine.engine import TriageEngine
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from store.loader import IncidentFileError
 
 if TYPE_CHECKING:
-    from store.embedder import Embedder
     from store.loader import LoadedMemory
 
+Report = Callable[[bool, str, str], None]
 
+
+@command
 def doctor(settings: Settings, args: argparse.Namespace) -> int:
     """Check each piece the console relies on; print the exact fix for each missing one."""
     from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
-    from store.index import freshness
 
     problems = 0
 
@@ -33,27 +35,14 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
 
     engine = TriageEngine(settings)
     try:
-        memory = read_memory(settings.incidents_path)
+        memory = engine.current_memory()
     except IncidentFileError as exc:
         report(False, f"incidents file {settings.incidents_path}: {len(exc.problems)} problem(s)",
                "run `triage check` and fix what it lists")
-        memory = None
-    if memory is not None:
+    else:
         report(True, f"incidents file {settings.incidents_path}: {len(memory.incidents)} "
                      f"incidents, {memory.action_count} actions")
-        embedder = engine.embedder()
-        state = freshness(settings.index_dir, memory.source_hash,
-                          embedder.id if embedder else None)
-        mismatch = _index_mismatch(settings, memory, embedder) if state == "fresh" else None
-        if settings.index_uri and (state != "fresh" or mismatch is not None):
-            print(f"note local index {state} ({settings.index_dir}): recall reads the shared "
-                  "index; a local one is only a fallback (`triage index --pull` or `triage "
-                  "index`)")
-        else:
-            report(state == "fresh" and mismatch is None,
-                   f"index {state if mismatch is None else 'does not match itself: ' + mismatch}"
-                   f" ({settings.index_dir})",
-                   "run `triage index` (the console also rebuilds it on start)")
+        _doctor_index(settings, engine, memory, report)
     incidents_dir = (settings.incidents_path if settings.incidents_path.is_dir()
                      else settings.incidents_path.parent)
     for place, setting in ((settings.data_dir, "TRIAGE_DATA_DIR"),
@@ -85,15 +74,22 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_BAD_INPUT if problems else EXIT_OK
 
 
-def _index_mismatch(settings: Settings, memory: LoadedMemory,
-                    embedder: Embedder | None) -> str | None:
-    """The index's self-check, reading only (the console would rebuild on what it finds)."""
-    from store.index import MemoryIndex
+def _doctor_index(settings: Settings, engine: TriageEngine, memory: LoadedMemory,
+                  report: Report) -> None:
+    """Is the local index fresh and whole? Only a note when recall reads a shared index."""
+    state, mismatch = engine.index_on_disk(memory)
+    if settings.index_uri and (state != "fresh" or mismatch is not None):
+        print(f"note local index {state} ({settings.index_dir}): recall reads the shared "
+              "index; a local one is only a fallback (`triage index --pull` or `triage "
+              "index`)")
+        return
+    report(state == "fresh" and mismatch is None,
+           f"index {state if mismatch is None else 'does not match itself: ' + mismatch}"
+           f" ({settings.index_dir})",
+           "run `triage index` (the console also rebuilds it on start)")
 
-    return MemoryIndex(settings.data_dir, embedder).verify(memory)
 
-
-def _doctor_writable(place: Path, setting: str, report: Callable[[bool, str, str], None]) -> None:
+def _doctor_writable(place: Path, setting: str, report: Report) -> None:
     """Can a save (incidents) or the index (data dir) be written there? A 64 KB probe, removed."""
     import tempfile
 
@@ -114,7 +110,7 @@ def _doctor_writable(place: Path, setting: str, report: Callable[[bool, str, str
 
 
 def _doctor_shared(settings: Settings, engine: TriageEngine,
-                   report: Callable[[bool, str, str], None]) -> None:
+                   report: Report) -> None:
     """Is the shared index's store reachable, is a version published, does its embedder match
     this console's? And how old is the pulled copy, if any?"""
     import time
@@ -156,7 +152,7 @@ def _doctor_shared(settings: Settings, engine: TriageEngine,
 
 
 def _doctor_embedder(settings: Settings, engine: TriageEngine,
-                     report: Callable[[bool, str, str], None]) -> None:
+                     report: Report) -> None:
     """Is the in-process embedder there? Without it recall is lexical only (and says so)."""
     from store.minilm import MiniLMEmbedder
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from console.engine.verification.passes import Plan, VerificationResult
     from console.engine.verification.probe_run import ProbeRun
     from console.engine.verification.probes import DeclaredProbe
+    from store.loader import SecretFinding
+    from store.shared import PublishResult, Store
 
 
 @dataclass(frozen=True)
@@ -411,9 +413,13 @@ class TriageEngine:
         """Replay ``incident_ids`` (default: every one) as alerts, each hidden from the memory
         it meets; replaying every one saves the console's track record (DATA/drill.json).
         UnknownIncident for an id not in the memory."""
-        from console.engine.practice.replay import run_drill, save_track_record
+        from console.engine.practice.replay import UnknownIncident, run_drill, save_track_record
 
         memory = self.current_memory()
+        known = {i.id for i in memory.incidents}
+        unknown = [i for i in incident_ids or [] if i not in known]
+        if unknown:  # (before the index is built: a typo costs nothing)
+            raise UnknownIncident(", ".join(unknown))
         index = self.replay_index(memory, index_progress)
         report = run_drill(index, memory, self.settings, incident_ids, progress=progress)
         if incident_ids is None:
@@ -451,9 +457,61 @@ class TriageEngine:
                  progress: Callable[[int, int], None] | None = None) -> EvalReport:
         """`triage eval`: recall and states over ``queries`` — or, with None, every incident
         replayed as its own alert with itself hidden (``--replay``)."""
-        from console.engine.practice.evaluate import replay_queries, run_eval
+        return self._evaluate(self.current_memory(), queries, progress)
+
+    def evaluate_file(self, queries_file: Path,
+                      progress: Callable[[int, int], None] | None = None) -> EvalReport:
+        """:meth:`evaluate` over the queries in a YAML file (`triage eval --queries F`);
+        EvalInputError when it cannot be used. The memory is read first: when both files are
+        broken, the incidents file's problems are the ones shown."""
+        from console.engine.practice.evaluate import load_queries
 
         memory = self.current_memory()
+        return self._evaluate(memory, load_queries(queries_file), progress)
+
+    def _evaluate(self, memory: LoadedMemory, queries: list[EvalQuery] | None,
+                  progress: Callable[[int, int], None] | None) -> EvalReport:
+        from console.engine.practice.evaluate import replay_queries, run_eval
+
         index = self.replay_index(memory, progress)
         return run_eval(index, memory, queries if queries is not None else replay_queries(memory),
                         replay=queries is None, hidden=self.settings.hidden_drills(memory.drill_ids))
+
+    # --- the front door for the rest of the CLI: adding incidents, the index, the doctor ---
+
+    def incidents_in(self, path: Path) -> tuple[list[Incident], list[SecretFinding]]:
+        """The incidents in a YAML file other than the memory (`triage add FILE`), validated and
+        redacted as the memory's are, with the secrets found (each with its line in ``path``).
+        TriageError when the file cannot be read, IncidentFileError when it is invalid."""
+        from store.loader import parse_incidents_text
+
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TriageError(f"cannot read {path}: {exc}") from None
+        secrets: list[SecretFinding] = []
+        return parse_incidents_text(text, str(path), secrets), secrets
+
+    def publish_index(self, store: Store, memory: LoadedMemory, when: str | None = None,
+                      force: bool = False, progress: EmbedProgress | None = None) -> PublishResult:
+        """Build ``memory`` (read with :meth:`current_memory`) with this engine's embedder and
+        publish it as a new version of the shared index in ``store`` (`triage index
+        --publish`); SharedStale when it is older than the current version, unless ``force``."""
+        from store.shared import publish
+
+        builder = MemoryIndex(self.settings.data_dir, self.embedder(),
+                              calibration_file=self.settings.calibration_path)
+        return publish(store, memory, builder, when=when, force=force, progress=progress)
+
+    def index_on_disk(self, memory: LoadedMemory) -> tuple[str, str | None]:
+        """The local index against ``memory``, reading only (`triage doctor`; the console would
+        rebuild on what it finds): its freshness ("fresh", "stale", …) and, when fresh, how it
+        does not match itself (None when it does)."""
+        from store.index import freshness
+
+        embedder = self.embedder()
+        state = freshness(self.settings.index_dir, memory.source_hash,
+                          embedder.id if embedder else None)
+        if state != "fresh":
+            return state, None
+        return state, MemoryIndex(self.settings.data_dir, embedder).verify(memory)

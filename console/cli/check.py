@@ -1,0 +1,63 @@
+"""`triage check`: is the incidents file (and probes.yaml beside it) valid? Every problem."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from console.cli.errors import command, report_error
+from console.engine.config import Settings
+from console.engine.engine import TriageEngine
+from console.exit_codes import EXIT_OK
+from store.loader import IncidentFileError
+
+if TYPE_CHECKING:
+    from store.loader import SchemaWarning, SecretFinding
+
+
+@command
+def check(settings: Settings, args: argparse.Namespace) -> int:
+    """Validate the incidents file; warn (file:line, kind — never the value) of each secret
+    written in it. Secrets alone still exit 0: they are redacted everywhere the memory goes,
+    but remain in the file and its git history until someone scrubs them."""
+    engine = TriageEngine(settings)
+    try:
+        memory = engine.current_memory()
+    except IncidentFileError as exc:
+        _warn(exc.secrets, exc.warnings)
+        return report_error(exc)
+    _warn(memory.secrets, memory.warnings)
+    if memory.reference_problems:
+        return report_error(IncidentFileError(memory.reference_problems))
+    count = len(memory.secrets)
+    secrets = (f"; {count} secret{'s' if count != 1 else ''} found (redacted on load; scrub "
+               "them from the file and its git history)" if count else "; no secrets found")
+    unknown = len(memory.warnings)
+    ignored = f"; {unknown} unknown field{'s' if unknown != 1 else ''} ignored" if unknown else ""
+    drills = len(memory.drill_ids)
+    drilled = f", {drills} drill{'s' if drills != 1 else ''}" if drills else ""
+    print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents{drilled}, "
+          f"{memory.action_count} actions, {len(memory.services)} services{secrets}{ignored}")
+    return _check_probes(engine)
+
+
+def _warn(secrets: list[SecretFinding], warnings: list[SchemaWarning]) -> None:
+    """One compiler-style line per secret, on stdout with the report; then the fields a newer
+    build (or a typo) added, ignored on load."""
+    for found in secrets:
+        print(f"{found.file}:{found.line}: warning: {found.kind} secret in "
+              f"{found.incident_id} {found.field} — redacted on load; scrub it from the "
+              "file and its git history")
+    for warning in warnings:
+        print(warning)
+
+
+def _check_probes(engine: TriageEngine) -> int:
+    """The declared probes beside the incidents file, if there is a probes.yaml."""
+    path = engine.probes_file()
+    if not path.exists():
+        return EXIT_OK
+    probes = engine.probes()
+    print(f"{path}: ok — {len(probes)} declared probe{'s' if len(probes) != 1 else ''} "
+          f"({', '.join(p.name for p in probes) or 'none'})")
+    return EXIT_OK

@@ -434,6 +434,12 @@ class MemoryIndex:
         return [f"the embedding cache could not be written ({error}): the vectors were not "
                 "kept, so the next build embeds them again"]
 
+    def layered(self) -> tuple[int, tuple[str, int] | None] | None:
+        """For an index laid over a shared one (store/overlay.py): how many local incidents
+        are laid over it, and — since the store stopped answering — the status words of what
+        recall reads instead with its own count. None for a plain local index."""
+        return None
+
     def pinned(self) -> MemoryIndex:
         """A read-only view at the current table version, for one request: a save landing
         meanwhile changes neither the rows it searches nor the statistics it scores with."""

@@ -249,8 +249,11 @@ class LayeredIndex(MemoryIndex):
         the local incidents laid over it (None while the store answers)."""
         if self._health.fallback is None or self._health.label is None:
             return None
-        overlay = getattr(self._health.fallback, "overlaid", None)
-        return self._health.label, len(overlay) if isinstance(overlay, list) else 0
+        layers = self._health.fallback.layered()
+        return self._health.label, layers[0] if layers is not None else 0
+
+    def layered(self) -> tuple[int, tuple[str, int] | None]:
+        return len(self.overlaid), self.fallen_back
 
     def _search_overlay(self, text: str, vector: np.ndarray | None,
                         limit: int) -> list[Candidate]:

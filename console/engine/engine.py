@@ -277,13 +277,11 @@ class TriageEngine:
         label = {"fresh": "fresh", "rebuilt": "fresh (rebuilt)",
                  "memory": "in memory only"}.get(state, state)
         shared, overlaid = self.shared or (None, 0)
-        overlay = getattr(self.index, "overlaid", None)
-        fallen = getattr(self.index, "fallen_back", None)
-        if shared is not None and fallen is not None:
-            shared, overlaid = fallen  # the store stopped answering mid-session
-            label = f"{shared} + {overlaid} local" if overlaid else shared
-        elif shared is not None and isinstance(overlay, list):
-            overlaid = len(overlay)  # a save lays the overlay again
+        layers = self.index.layered() if self.index is not None else None
+        if shared is not None and layers is not None:
+            overlaid, fallen = layers  # a save lays the overlay again
+            if fallen is not None:
+                shared, overlaid = fallen  # the store stopped answering mid-session
             label = f"{shared} + {overlaid} local" if overlaid else shared
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
                             label, self.model_label(), str(self.settings.incidents_path),

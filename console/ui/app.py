@@ -18,12 +18,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.actions import parse as parse_action
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -31,7 +29,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from console.ui.briefing_tools import BriefingToolsMixin
-from console.ui.keys import Key
+from console.ui.keys import binding_commands
 from console.ui.messages import (
     AlertSubmitted,
     BriefingFailed,
@@ -67,25 +65,6 @@ if TYPE_CHECKING:
     from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
     from console.engine.practice.gameday import Timeline
     from console.ui.screens.postmortem import PostmortemScreen
-
-
-def binding_commands(screen: Screen[object]) -> Iterable[SystemCommand]:
-    """A palette command for every key binding of ``screen`` that has an id and a tooltip,
-    offered only while the screen would run it (its ``check_action``): the palette and the
-    keys cannot drift apart, because there is only the list of bindings."""
-    seen: set[str] = set()
-    for binding in screen.BINDINGS:
-        if not isinstance(binding, Binding) or not binding.id or not binding.tooltip \
-                or binding.action in seen:
-            continue
-        seen.add(binding.action)
-        _, name, parameters = parse_action(binding.action)
-        if screen.check_action(name, parameters) is not True:
-            continue
-        key = binding.key_display or binding.key.split(",")[0]
-        title = binding.palette_title if isinstance(binding, Key) else binding.description
-        yield SystemCommand(title, f"{binding.tooltip} ({key})",
-                            partial(screen.run_action, binding.action))
 
 
 class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):

@@ -148,12 +148,12 @@ def main() -> int:
 
     from console.engine.config import Settings
     from console.engine.practice.evaluate import eval_index
-    from console.engine.practice.replay import run_drill
+    from console.engine.practice.replay import run_replays
 
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(incidents_path=args.incidents, data_dir=Path(scratch))
         index = eval_index(settings, memory, embedder)
-        report = run_drill(index, memory, settings)
+        report = run_replays(index, memory, settings)
     by_ref = {i.action_ref(a): a for i in memory.incidents for a in i.actions}
     judged = [(r.lead, by_ref[r.lead.matched_action_id] if r.lead.matched_action_id else None,
                r.incident_id) for r in report.replays if r.lead and r.lead.rule == "kind"]

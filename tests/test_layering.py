@@ -144,6 +144,6 @@ def test_the_floor_check_can_fail() -> None:
     the model importing the briefing is not."""
     assert upward_imports(ENGINE / "briefing" / "probe.py", "from console.engine.model import x\n")
     assert upward_imports(ENGINE / "model" / "probe.py",
-                          "from console.engine.practice.replay import run_drill\n")
+                          "from console.engine.practice.replay import run_replays\n")
     assert not upward_imports(ENGINE / "model" / "probe.py",
                               "from console.engine.briefing.models import Briefing\n")

@@ -14,11 +14,11 @@ from console.cli.check import check
 from console.cli.doctor import doctor
 from console.cli.errors import Command, report_error
 from console.cli.index import index
-from console.cli.replay import drill, drill_text, eval_text, evaluate
+from console.cli.replay import drill, eval_text, evaluate, replay_text
 
 # `triage <name>` → its command (console/__main__.py parses the arguments and dispatches).
 COMMANDS: dict[str, Command] = {"brief": brief, "index": index, "check": check, "add": add,
                                 "eval": evaluate, "drill": drill, "doctor": doctor}
 
-__all__ = ["COMMANDS", "add", "brief", "check", "doctor", "drill", "drill_text", "eval_text",
+__all__ = ["COMMANDS", "add", "brief", "check", "doctor", "drill", "replay_text", "eval_text",
            "evaluate", "index", "report_error"]

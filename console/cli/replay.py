@@ -36,7 +36,7 @@ def drill(settings: Settings, args: argparse.Namespace) -> int:
     except UnknownIncident:
         return fail(f"{args.incident} is not an incident in {settings.incidents_path} — "
                     "`triage drill --all` replays every one")
-    print(as_json(report) if args.json else drill_text(report))
+    print(as_json(report) if args.json else replay_text(report))
     return EXIT_OK
 
 
@@ -56,11 +56,11 @@ def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def drill_text(report: Any) -> str:
+def replay_text(report: Any) -> str:
     """A drill report for a terminal: each replay in one line, then the figures."""
-    from console.engine.practice.replay import DrillReport
+    from console.engine.practice.replay import ReplayReport
 
-    assert isinstance(report, DrillReport)
+    assert isinstance(report, ReplayReport)
     lines = [f"memory: {report.memory['incidents']} incidents · embedder "
              f"{report.memory['embedder']} · same-fix cosine ≥ {report.same_fix_cosine}", ""]
     for r in report.replays:

@@ -125,7 +125,7 @@ class Settings:
         return self.data_dir / "calibration.json"
 
     @property
-    def drill_path(self) -> Path:
+    def replay_path(self) -> Path:
         """The last `triage drill --all` result (the console's track record per tier)."""
         return self.data_dir / "drill.json"
 

@@ -28,7 +28,7 @@ from store.writer import file_sha256, redact_incident, save_incident, save_lock
 
 if TYPE_CHECKING:
     from console.engine.practice.evaluate import EvalQuery, EvalReport
-    from console.engine.practice.replay import DrillReport, TrackRecord
+    from console.engine.practice.replay import ReplayReport, TrackRecord
     from console.engine.verification.passes import Plan, VerificationResult
     from console.engine.verification.probe_run import ProbeRun
     from console.engine.verification.probes import DeclaredProbe
@@ -407,11 +407,11 @@ class TriageEngine:
 
     def replay(self, incident_ids: list[str] | None = None,
                progress: Callable[[int, int], None] | None = None,
-               index_progress: Callable[[int, int], None] | None = None) -> DrillReport:
+               index_progress: Callable[[int, int], None] | None = None) -> ReplayReport:
         """Replay ``incident_ids`` (default: every one) as alerts, each hidden from the memory
         it meets; replaying every one saves the console's track record (DATA/drill.json).
         UnknownIncident for an id not in the memory."""
-        from console.engine.practice.replay import UnknownIncident, run_drill, save_track_record
+        from console.engine.practice.replay import UnknownIncident, run_replays, save_replays
 
         memory = self.current_memory()
         known = {i.id for i in memory.incidents}
@@ -419,9 +419,9 @@ class TriageEngine:
         if unknown:  # (before the index is built: a typo costs nothing)
             raise UnknownIncident(", ".join(unknown))
         index = self.replay_index(memory, index_progress)
-        report = run_drill(index, memory, self.settings, incident_ids, progress=progress)
+        report = run_replays(index, memory, self.settings, incident_ids, progress=progress)
         if incident_ids is None:
-            save_track_record(self.settings, memory, report, index.embedder_id)
+            save_replays(self.settings, memory, report, index.embedder_id)
         return report
 
     def replay_briefing(self, incident_id: str) -> Briefing | None:
@@ -435,13 +435,13 @@ class TriageEngine:
         return replay_briefing(self.replay_index(memory), memory, incident,
                                self.settings.hidden_drills(memory.drill_ids))
 
-    def saved_replay(self) -> DrillReport | None:
+    def saved_replay(self) -> ReplayReport | None:
         """The last `replay all` saved in the data dir (None when none, or unreadable)."""
-        from console.engine.practice.replay import DrillFile
+        from console.engine.practice.replay import ReplayFile
 
-        path = self.settings.drill_path
+        path = self.settings.replay_path
         try:
-            return DrillFile.model_validate_json(path.read_text(encoding="utf-8")).report
+            return ReplayFile.model_validate_json(path.read_text(encoding="utf-8")).report
         except (OSError, ValueError):
             return None
 

@@ -16,7 +16,6 @@ like any other, cancelling the running one.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,6 @@ from console.ui.messages import (
     BriefingReady,
     CancelRequested,
     DraftProgress,
-    DrillScreenRequested,
     EditRequested,
     GroupChosen,
     GroupStepped,
@@ -48,11 +46,12 @@ from console.ui.messages import (
     PostmortemRequested,
     RecallReady,
     ReloadRequested,
+    ReplayScreenRequested,
     ReplaysSaved,
-    SavedDrillRead,
+    SavedReplayRead,
 )
 from console.ui.screens.main import MainScreen
-from console.ui.state import ConsoleState, SavedDrill
+from console.ui.state import ConsoleState, SavedReplay
 from console.ui.verification import PROBE_SLOTS, VerificationMixin
 
 # First paint (bench/first_paint.py) needs only the main screen: the engine and its pipeline
@@ -127,11 +126,11 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
 
     def _start_game_day(self) -> None:
         from console.engine.briefing.audit import AuditLog
-        from console.engine.practice.gameday import Timeline, drill_audit_tags
+        from console.engine.practice.gameday import Timeline, game_day_audit_tags
 
         self.timeline = Timeline.start(self.settings.data_dir)
         self._audit = AuditLog(self.settings.audit_path,
-                               tags=drill_audit_tags(self.timeline.drill_id))
+                               tags=game_day_audit_tags(self.timeline.drill_id))
         self.title = "triage · DRILL"
 
     def mount_drill_banner(self) -> None:
@@ -162,38 +161,34 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         # Its imports (LanceDB ~1 s) would share the GIL with the first paint: wait for it (a
         # bounded wait: a screen that never paints must not keep the memory from loading).
         self.painted.wait(timeout=2.0)
+        from console.engine.progress import INDEX_INTERVAL, throttled
         from store.errors import TriageError
 
-        posted = [0.0]
-
         def on_progress(done: int, total: int) -> None:
-            # At most ~4 redraws a second: a first build of thousands of incidents is minutes.
-            now = time.monotonic()
-            if done == total or now - posted[0] >= 0.25:
-                posted[0] = now
-                self.post_message(IndexProgress(done, total))
+            self.post_message(IndexProgress(done, total))
 
         try:
-            self.post_message(MemoryLoaded(self.engine.load(progress=on_progress)))
+            self.post_message(MemoryLoaded(self.engine.load(
+                progress=throttled(on_progress, INDEX_INTERVAL))))
         except TriageError as exc:  # a broken file, an unusable data dir or index: named
             self.post_message(MemoryFailed.from_error(exc))
             return
-        self.post_message(SavedDrillRead(self._saved_drill()))
+        self.post_message(SavedReplayRead(self._saved_replay()))
         self.post_message(ModelState(self.engine.model_state()))
 
     @work(thread=True, exclusive=True, group="saved-drill", exit_on_error=False)
-    def read_saved_drill(self) -> None:
+    def read_saved_replay(self) -> None:
         """Re-read DATA/drill.json: after a save (the record may be stale now) or a replay."""
-        self.post_message(SavedDrillRead(self._saved_drill()))
+        self.post_message(SavedReplayRead(self._saved_replay()))
 
-    def _saved_drill(self) -> SavedDrill:
+    def _saved_replay(self) -> SavedReplay:
         """(On a worker thread.) The last saved replay and its record on the memory shown."""
         from store.errors import TriageError
 
         try:
-            return SavedDrill(self.engine.saved_replay(), self.engine.track_record())
+            return SavedReplay(self.engine.saved_replay(), self.engine.track_record())
         except (OSError, ValueError, TriageError):
-            return SavedDrill(readable=False)
+            return SavedReplay(readable=False)
 
     @work(thread=True, group="brief", exit_on_error=False)
     def run_brief(self, request: BriefingRequest) -> None:
@@ -315,13 +310,13 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
 
     # --- other screens: opened by the App, on its engine (the memory it shows) ---------------
 
-    def on_drill_screen_requested(self, message: DrillScreenRequested) -> None:
+    def on_replay_screen_requested(self, message: ReplayScreenRequested) -> None:
         from console.ui.screens.drill import DrillScreen
 
-        self.push_screen(DrillScreen(self.engine, self.state.saved_drill))
+        self.push_screen(DrillScreen(self.engine, self.state.saved_replay))
 
     def on_replays_saved(self, message: ReplaysSaved) -> None:
-        self.read_saved_drill()
+        self.read_saved_replay()
 
     def on_postmortem_requested(self, message: PostmortemRequested) -> None:
         """A new postmortem: symptoms and service start from the alert briefed; the actions
@@ -370,7 +365,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         self.state.memory_status = result.status
         if self.main_screen is not None:
             self.main_screen.show_status(f"saved {result.incident.id}")
-        self.read_saved_drill()
+        self.read_saved_replay()
 
     # --- handlers: the only place App state changes ------------------------------------------
 
@@ -394,10 +389,10 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
                 screen.memory_failed(message.title, list(message.problems), message.hint,
                                      about_file=message.about_file)
 
-    def on_saved_drill_read(self, message: SavedDrillRead) -> None:
+    def on_saved_replay_read(self, message: SavedReplayRead) -> None:
         from console.ui.screens.drill import DrillScreen
 
-        saved = self.state.saved_drill = message.saved
+        saved = self.state.saved_replay = message.saved
         shown, main = self.state.shown, self.main_screen
         if shown is not None and main is not None:
             main.show_track_record(shown.briefing.confidence,
@@ -442,7 +437,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
             if main is not None:
                 main.close_verification()
         if main is not None:
-            saved, memory = state.saved_drill, self.engine.memory
+            saved, memory = state.saved_replay, self.engine.memory
             main.show_briefing(
                 message.briefing,
                 saved.line(message.briefing.confidence.tier) if saved is not None else "",

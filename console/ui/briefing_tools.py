@@ -16,10 +16,10 @@ from textual import work
 
 from console.ui.messages import (
     ActionNoted,
-    DrillEndRequested,
-    DrillReported,
     Exported,
     ExportRequested,
+    GameDayEndRequested,
+    GameDayReported,
     IntentTyped,
     TripwireChecked,
     TripwireReady,
@@ -150,7 +150,7 @@ class BriefingToolsMixin:
         self.notify(f"Briefing written to {message.path} (and copied to the clipboard where "
                     "the terminal supports it).", title="Export", timeout=6, markup=False)
 
-    def on_drill_end_requested(self, message: DrillEndRequested) -> None:
+    def on_game_day_end_requested(self, message: GameDayEndRequested) -> None:
         if self.timeline is None:
             return
         self.timeline.resolution("ended from the console (Ctrl+G)")
@@ -159,13 +159,13 @@ class BriefingToolsMixin:
 
     @work(thread=True, exclusive=True, group="drill-report", exit_on_error=False)
     def _drill_report(self, timeline: Timeline, briefing: Any) -> None:
-        from console.engine.practice.gameday import drill_report
+        from console.engine.practice.gameday import game_day_report
 
-        report = drill_report(timeline, briefing, self.engine.embedder())
+        report = game_day_report(timeline, briefing, self.engine.embedder())
         path = timeline.path.with_suffix(".md")
         path.write_text(report, encoding="utf-8")
-        self.post_message(DrillReported(str(path)))
+        self.post_message(GameDayReported(str(path)))
 
-    def on_drill_reported(self, message: DrillReported) -> None:
+    def on_game_day_reported(self, message: GameDayReported) -> None:
         self.notify(f"Drill report written to {message.path}", title="Game day", timeout=10,
                     markup=False)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from console.engine.pipeline import Routed
     from console.engine.verification.passes import Plan
     from console.engine.verification.probe_run import ProbeRun
-    from console.ui.state import SavedDrill
+    from console.ui.state import SavedReplay
     from store.errors import TriageError
 
 
@@ -146,15 +146,15 @@ class Exported(Message):
 
 
 @dataclass
-class DrillReported(Message):
+class GameDayReported(Message):
     path: str
 
 
 @dataclass
-class SavedDrillRead(Message):
-    """DATA/drill.json as a thread worker read it (see console/ui/state.py SavedDrill)."""
+class SavedReplayRead(Message):
+    """DATA/drill.json as a thread worker read it (see console/ui/state.py SavedReplay)."""
 
-    saved: SavedDrill
+    saved: SavedReplay
 
 
 # --- what screens ask of the App: each a request its handlers decide on ----------------------
@@ -235,12 +235,12 @@ class ExportRequested(Message):
 
 
 @dataclass
-class DrillEndRequested(Message):
+class GameDayEndRequested(Message):
     """Ctrl+G: end the game day and write its report."""
 
 
 @dataclass
-class DrillScreenRequested(Message):
+class ReplayScreenRequested(Message):
     """F7: open the drill screen on the memory the console shows."""
 
 

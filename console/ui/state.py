@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from console.engine.briefing.tripwire import Tripwire, TripwireHit
     from console.engine.engine import MemoryStatus
     from console.engine.pipeline import Routed
-    from console.engine.practice.replay import DrillReport, TrackRecord
+    from console.engine.practice.replay import ReplayReport, TrackRecord
     from console.engine.verification.passes import Plan
     from console.engine.verification.probe_run import ProbeRun
 
@@ -40,12 +40,12 @@ class Verifying:
 
 
 @dataclass(frozen=True)
-class SavedDrill:
+class SavedReplay:
     """The last saved `replay all` (DATA/drill.json) as a thread worker read it: its report
     and the per-tier record (stale when the memory changed since); ``readable`` False when
     reading it failed (nothing is said about the track record then)."""
 
-    report: DrillReport | None = None
+    report: ReplayReport | None = None
     record: TrackRecord | None = None
     readable: bool = True
 
@@ -82,4 +82,4 @@ class ConsoleState:
     noted: list[tuple[str, list[TripwireHit]]] = field(default_factory=list)
     # The saved drill, read off the event loop when the memory loads, after a save and after
     # a replay of every incident; None until the first read has come back.
-    saved_drill: SavedDrill | None = None
+    saved_replay: SavedReplay | None = None

@@ -84,7 +84,7 @@ async def test_the_drill_replays_the_memory_shown_and_the_record_follows(
         assert report is not None and report.memory["incidents"] == shown  # not shown + 1
         assert "INC-LATE" not in {replay.incident_id for replay in report.replays}
         # The replay saved drill.json; the App read it again, on the memory it shows.
-        saved = app.state.saved_drill
+        saved = app.state.saved_replay
         assert saved is not None and saved.record is not None and not saved.record.stale
         assert saved.record.replays == report.summary.replays
         await pilot.press("escape")

@@ -7,7 +7,7 @@
 """
 
 from console.engine.practice.evaluate import EvalReport, eval_index, run_eval
-from console.engine.practice.replay import DrillReport, run_drill, save_track_record
+from console.engine.practice.replay import ReplayReport, run_replays, save_replays
 
-__all__ = ["DrillReport", "EvalReport", "eval_index", "run_drill", "run_eval",
-           "save_track_record"]
+__all__ = ["ReplayReport", "EvalReport", "eval_index", "run_replays", "run_eval",
+           "save_replays"]

@@ -4,7 +4,7 @@
 appends one JSON line per event to ``DATA/drills/<drill id>.jsonl`` — alert received, briefing
 shown, verification, each action the engineer notes (with the tripwire's hits), resolution —
 under an advisory lock, fsynced, so two consoles on one drill never lose or garble a line.
-:func:`drill_report` turns it into Markdown: the timeline with durations, the briefing as
+:func:`game_day_report` turns it into Markdown: the timeline with durations, the briefing as
 shown, the actions with outcomes, and what the memory got right and wrong.
 
 Text the engineer types (alerts, actions, notes) is cleaned and redacted before it is stored.
@@ -42,7 +42,7 @@ _DRILL_ID = "drill-%Y%m%dT%H%M%SZ"
 
 
 
-def drill_audit_tags(drill_id: str) -> dict[str, Any]:
+def game_day_audit_tags(drill_id: str) -> dict[str, Any]:
     """What every audit line of a drill carries, so practice is never read as production."""
     return {"drill": True, "drill_id": drill_id}
 
@@ -71,7 +71,7 @@ class NotedHit(BaseModel):
     explanation: CleanStr = ""
 
 
-class DrillEvent(BaseModel):
+class GameDayEvent(BaseModel):
     """One line of the timeline. ``monotonic`` orders and times events on one machine; ``at``
     (UTC) is for people and for a timeline written from two machines."""
 
@@ -112,7 +112,7 @@ class Timeline:
         return cls(data_dir / DRILLS_DIR / f"{chosen}.jsonl", chosen, **clocks)
 
     @property
-    def events(self) -> list[DrillEvent]:
+    def events(self) -> list[GameDayEvent]:
         """Every event recorded so far, in order (read from the file: other writers included)."""
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
@@ -121,7 +121,7 @@ class Timeline:
         events, self.skipped = [], 0
         for line in lines:
             try:
-                events.append(DrillEvent.model_validate_json(line))
+                events.append(GameDayEvent.model_validate_json(line))
             except ValidationError:
                 self.skipped += 1
         return sorted(events, key=lambda e: e.seq)
@@ -136,11 +136,11 @@ class Timeline:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def record(self, kind: EventKind, **fields: Any) -> DrillEvent:
+    def record(self, kind: EventKind, **fields: Any) -> GameDayEvent:
         """Append one event (seq = one past the last in the file), fsynced before returning."""
         with self._locked():
             last = max((e.seq for e in self.events), default=0)
-            event = DrillEvent(drill_id=self.drill_id, seq=last + 1, kind=kind, at=self._wall(),
+            event = GameDayEvent(drill_id=self.drill_id, seq=last + 1, kind=kind, at=self._wall(),
                                monotonic=self._clock(), **fields)
             line = json.dumps(event.model_dump(mode="json"), ensure_ascii=False,
                               sort_keys=True) + "\n"
@@ -157,16 +157,16 @@ class Timeline:
             handle.seek(-1, os.SEEK_END)
             return handle.read(1) == b"\n"
 
-    def alert_received(self, alert_text: str) -> DrillEvent:
+    def alert_received(self, alert_text: str) -> GameDayEvent:
         return self.record(EventKind.ALERT_RECEIVED, text=safe_intent(alert_text))
 
-    def briefing_shown(self, briefing: Briefing) -> DrillEvent:
+    def briefing_shown(self, briefing: Briefing) -> GameDayEvent:
         """The briefing exactly as shown (kept whole, so the report can show it again)."""
         return self.record(EventKind.BRIEFING_SHOWN, text=briefing.state, detail={
             "briefing": briefing.model_dump(mode="json"),
             "confidence": briefing.confidence.value})
 
-    def verification(self, verification: Mapping[str, Any]) -> DrillEvent:
+    def verification(self, verification: Mapping[str, Any]) -> GameDayEvent:
         return self.record(EventKind.VERIFICATION,
                            text=str(verification.get("disposition")
                                     or verification.get("status") or ""),
@@ -174,7 +174,7 @@ class Timeline:
                                                   ).get("value")})
 
     def action_noted(self, text: str, outcome: ActionOutcome | None = None,
-                     hits: Sequence[TripwireHit] = (), amends: int | None = None) -> DrillEvent:
+                     hits: Sequence[TripwireHit] = (), amends: int | None = None) -> GameDayEvent:
         """An action the engineer took (or is taking), its outcome if known, and the tripwire
         warnings it raised. ``amends`` names an earlier note whose outcome this one sets."""
         noted = [NotedHit(incident_id=h.incident_id, action_id=h.action_id,
@@ -182,7 +182,7 @@ class Timeline:
         return self.record(EventKind.ACTION_NOTED, text=safe_intent(text), outcome=outcome,
                            hits=noted, amends=amends)
 
-    def resolution(self, note: str = "") -> DrillEvent:
+    def resolution(self, note: str = "") -> GameDayEvent:
         return self.record(EventKind.RESOLUTION, text=safe_intent(note))
 
 
@@ -196,7 +196,7 @@ class _Noted(BaseModel):
     hits: list[NotedHit]
 
 
-def _actions(events: list[DrillEvent]) -> list[_Noted]:
+def _actions(events: list[GameDayEvent]) -> list[_Noted]:
     """Noted actions in order, each with its latest outcome (amendments applied)."""
     noted: dict[int, _Noted] = {}
     for event in events:
@@ -219,7 +219,7 @@ def _clock(seconds: float) -> str:
     return (f"{hours}:" if hours else "") + f"{rest // 60:02d}:{rest % 60:02d}"
 
 
-def _elapsed(events: list[DrillEvent]) -> list[float]:
+def _elapsed(events: list[GameDayEvent]) -> list[float]:
     """Seconds since the first event: monotonic when it only moves forward (one machine, one
     boot), else wall time."""
     monotonic = [e.monotonic for e in events]
@@ -228,7 +228,7 @@ def _elapsed(events: list[DrillEvent]) -> list[float]:
     return [(e.at - events[0].at).total_seconds() for e in events]
 
 
-def _describe(event: DrillEvent) -> str:
+def _describe(event: GameDayEvent) -> str:
     if event.kind is EventKind.BRIEFING_SHOWN:
         return f"{literal(event.text)}, confidence {event.detail.get('confidence')}"
     if event.kind is EventKind.VERIFICATION:
@@ -259,7 +259,7 @@ class _Matcher:
         return combined(float(vectors[0] @ vectors[1]), shared) >= TRIPWIRE_THRESHOLD
 
 
-def drill_report(timeline: Timeline | Sequence[DrillEvent], briefing: Briefing | None = None,
+def game_day_report(timeline: Timeline | Sequence[GameDayEvent], briefing: Briefing | None = None,
                  embedder: Embedder | None = None) -> str:
     """The drill in Markdown: timeline with durations, the briefing as shown (the last one
     recorded unless ``briefing`` is given), actions noted with outcomes, and what the memory
@@ -303,7 +303,7 @@ def drill_report(timeline: Timeline | Sequence[DrillEvent], briefing: Briefing |
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _durations(events: list[DrillEvent], elapsed: list[float]) -> list[str]:
+def _durations(events: list[GameDayEvent], elapsed: list[float]) -> list[str]:
     def first(kind: EventKind) -> float | None:
         return next((elapsed[n] for n, e in enumerate(events) if e.kind is kind), None)
 

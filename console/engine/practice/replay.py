@@ -198,7 +198,7 @@ class WarnedRow(BaseModel):
     right: int
 
 
-class DrillSummary(BaseModel):
+class ReplaySummary(BaseModel):
     replays: int
     with_related: int
     hit_at_1: float
@@ -212,11 +212,11 @@ class DrillSummary(BaseModel):
     by_match: list[ClassRow] = Field(default_factory=list)
 
 
-class DrillReport(BaseModel):
+class ReplayReport(BaseModel):
     memory: dict[str, str | int | bool]
     same_fix_cosine: float
     wall_seconds: float
-    summary: DrillSummary
+    summary: ReplaySummary
     replays: list[Replay]
 
 
@@ -338,9 +338,9 @@ def _replayed(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
                                                         service=service)
 
 
-def run_drill(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
+def run_replays(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
               incident_ids: list[str] | None = None, judge: Judge | None = None,
-              progress: Callable[[int, int], None] | None = None) -> DrillReport:
+              progress: Callable[[int, int], None] | None = None) -> ReplayReport:
     """Replay ``incident_ids`` (default: every incident, drills only if included) on one index.
 
     Raises UnknownIncident for an id that is not in memory."""
@@ -362,7 +362,7 @@ def run_drill(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
         replays.append(replay(index, memory, incident, judge, drills))
     if progress is not None:
         progress(len(chosen), len(chosen))
-    return DrillReport(
+    return ReplayReport(
         memory={"incidents": len(memory.incidents), "source_hash": memory.source_hash[:16],
                 "embedder": index.embedder_id or "none (lexical)",
                 "include_drills": settings.include_drills,
@@ -371,7 +371,7 @@ def run_drill(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
         summary=summarise(replays), replays=replays)
 
 
-def summarise(replays: list[Replay]) -> DrillSummary:
+def summarise(replays: list[Replay]) -> ReplaySummary:
     """hit@k / MRR over replays with a related incident; the calibration table per tier."""
     with_related = [r for r in replays if r.related]
     ranks = [r.rank for r in with_related]
@@ -409,7 +409,7 @@ def summarise(replays: list[Replay]) -> DrillSummary:
                 for state in ("proven", "unproven", "no_prior_incident")]
     by_match = [row(match, [r for r in shown if r.lead_match == match])
                 for match in ("strong", "elsewhere", "weak")]
-    return DrillSummary(
+    return ReplaySummary(
         replays=len(replays), with_related=len(with_related),
         hit_at_1=share(sum(1 for k in ranks if k == 1), len(with_related)),
         hit_at_5=share(sum(1 for k in ranks if k is not None and k <= 5), len(with_related)),
@@ -424,7 +424,7 @@ def summarise(replays: list[Replay]) -> DrillSummary:
 
 # --- the cached track record ---------------------------------------------------------------
 
-class DrillFile(BaseModel):
+class ReplayFile(BaseModel):
     """What ``DATA/drill.json`` holds: the last ``--all`` report and what it was run on."""
 
     version: int = DRILL_FILE_VERSION
@@ -432,7 +432,7 @@ class DrillFile(BaseModel):
     embedder: str | None
     include_drills: bool
     run_at: str
-    report: DrillReport
+    report: ReplayReport
 
 
 class TrackRecord(BaseModel):
@@ -451,12 +451,12 @@ class TrackRecord(BaseModel):
         return f"{text} (memory changed since the drill: {self.why})" if self.stale else text
 
 
-def save_track_record(settings: Settings, memory: LoadedMemory, report: DrillReport,
+def save_replays(settings: Settings, memory: LoadedMemory, report: ReplayReport,
                       embedder_id: str | None) -> Path:
     """Write the ``--all`` report beside the index (atomically: write, then rename)."""
-    path = settings.drill_path
+    path = settings.replay_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = DrillFile(source_hash=memory.source_hash, embedder=embedder_id,
+    record = ReplayFile(source_hash=memory.source_hash, embedder=embedder_id,
                        include_drills=settings.include_drills,
                        run_at=datetime.now(UTC).isoformat(timespec="seconds"), report=report)
     temporary = path.with_suffix(".json.tmp")
@@ -472,7 +472,7 @@ def track_record(settings: Settings, memory: LoadedMemory | None = None,
     ``stale`` (with ``why``) when the memory's content, the embedder (if given) or the drills
     setting differ from what the drill ran on. ``memory`` defaults to reading the incidents."""
     try:
-        cached = DrillFile.model_validate_json(settings.drill_path.read_text(encoding="utf-8"))
+        cached = ReplayFile.model_validate_json(settings.replay_path.read_text(encoding="utf-8"))
     except (OSError, ValueError, ValidationError):
         return None
     if memory is None:
@@ -496,5 +496,5 @@ def track_record(settings: Settings, memory: LoadedMemory | None = None,
                        replays=summary.replays, stale=bool(reasons), why="; ".join(reasons))
 
 
-def as_json(report: DrillReport) -> str:
+def as_json(report: ReplayReport) -> str:
     return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False)

@@ -12,7 +12,6 @@ screen tells the App (``ReplaysSaved``) so its track record follows.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,8 +31,8 @@ from console.ui.messages import ReplaysSaved
 if TYPE_CHECKING:
     from console.engine.briefing.models import Briefing
     from console.engine.engine import TriageEngine
-    from console.engine.practice.replay import DrillReport, Replay
-    from console.ui.state import SavedDrill
+    from console.engine.practice.replay import Replay, ReplayReport
+    from console.ui.state import SavedReplay
 
 VERDICT = {True: ("right", "bold green"), False: ("wrong", "bold red"), None: ("—", "dim")}
 
@@ -81,7 +80,7 @@ class DrillScreen(Screen[None]):
     @dataclass
     class Finished(Message):
         run_id: int
-        report: DrillReport
+        report: ReplayReport
 
     @dataclass
     class Failed(Message):
@@ -94,12 +93,12 @@ class DrillScreen(Screen[None]):
         incident_id: str
         briefing: Briefing
 
-    def __init__(self, engine: TriageEngine, saved: SavedDrill | None = None) -> None:
+    def __init__(self, engine: TriageEngine, saved: SavedReplay | None = None) -> None:
         """``saved``: the last saved drill as the App read it (None: not read yet)."""
         super().__init__()
         self.engine = engine
         self.saved = saved
-        self.report: DrillReport | None = None
+        self.report: ReplayReport | None = None
         self.drawn: list[tuple[str, int]] = []  # (tier, % right) as the chart shows them
         self.run_id = 0
         self.running = False
@@ -128,7 +127,7 @@ class DrillScreen(Screen[None]):
         self.query_one(OptionList).focus()
         self._show_saved()
 
-    def saved_drill_read(self, saved: SavedDrill) -> None:
+    def saved_drill_read(self, saved: SavedReplay) -> None:
         """The App (re)read the saved drill: shown unless this screen has a report of its own."""
         self.saved = saved
         if self.report is None and not self.running:
@@ -153,19 +152,15 @@ class DrillScreen(Screen[None]):
     # --- the worker: never touches widgets, only posts --------------------------------------
 
     @work(thread=True, exclusive=True, group="drill", exit_on_error=False)
-    def run_drill(self, run_id: int) -> None:
+    def run_replays(self, run_id: int) -> None:
+        from console.engine.progress import REPLAY_INTERVAL, throttled
         from store.errors import TriageError
 
-        posted = [0.0]
-
         def progress(done: int, total: int) -> None:
-            now = time.monotonic()
-            if done == total or now - posted[0] >= 0.2:
-                posted[0] = now
-                self.post_message(self.Progressed(run_id, done, total))
+            self.post_message(self.Progressed(run_id, done, total))
 
-        try:
-            report = self.engine.replay(progress=progress)  # every incident: saves drill.json
+        try:  # every incident: saves drill.json
+            report = self.engine.replay(progress=throttled(progress, REPLAY_INTERVAL))
         except TriageError as exc:
             self.post_message(self.Failed(run_id, exc.render()))
             return
@@ -214,7 +209,7 @@ class DrillScreen(Screen[None]):
         text.append_text(briefing_renderable(message.briefing))
         self.query_one("#drill-briefing-body", Static).update(text)
 
-    def show_report(self, report: DrillReport, stale: str = "") -> None:
+    def show_report(self, report: ReplayReport, stale: str = "") -> None:
         self.report = report
         summary = report.summary
         listing = self.query_one(OptionList)
@@ -242,7 +237,7 @@ class DrillScreen(Screen[None]):
         self.query_one("#drill-table", Static).update(table)
         self._draw(report)
 
-    def _draw(self, report: DrillReport) -> None:
+    def _draw(self, report: ReplayReport) -> None:
         from textual_plotext import PlotextPlot
 
         chart = self.query_one(PlotextPlot)
@@ -277,7 +272,7 @@ class DrillScreen(Screen[None]):
         self.run_id += 1
         self.query_one(ProgressBar).update(total=None, progress=0)
         self._heading("Building the drill's index and replaying every incident…")
-        self.run_drill(self.run_id)
+        self.run_replays(self.run_id)
 
     def action_show_replay(self) -> None:
         replay = self._highlighted()

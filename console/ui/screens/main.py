@@ -21,10 +21,9 @@ from console.ui.messages import (
     ActionNoted,
     AlertSubmitted,
     CancelRequested,
-    DrillEndRequested,
-    DrillScreenRequested,
     EditRequested,
     ExportRequested,
+    GameDayEndRequested,
     GroupChosen,
     GroupStepped,
     IntentTyped,
@@ -33,6 +32,7 @@ from console.ui.messages import (
     ProbeRunConfirmed,
     QuestionAnswered,
     ReloadRequested,
+    ReplayScreenRequested,
     VerifyRequested,
 )
 from console.ui.widgets.alert_input import AlertInput
@@ -373,7 +373,7 @@ class MainScreen(Screen[None]):
         self.ask(VerifyRequested())
 
     def action_open_drill(self) -> None:
-        self.ask(DrillScreenRequested())
+        self.ask(ReplayScreenRequested())
 
     def action_focus_tripwire(self) -> None:
         self.query_one(TripwireLine).input.focus()
@@ -382,7 +382,7 @@ class MainScreen(Screen[None]):
         self.ask(ExportRequested())
 
     def action_end_drill(self) -> None:
-        self.ask(DrillEndRequested())
+        self.ask(GameDayEndRequested())
 
     def action_record_postmortem(self) -> None:
         self.ask(PostmortemRequested(self.query_one("#alert-input", Input).value))

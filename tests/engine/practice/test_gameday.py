@@ -20,11 +20,11 @@ from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.engine.pipeline import Routed
 from console.engine.practice.gameday import (
-    DrillEvent,
     EventKind,
+    GameDayEvent,
     Timeline,
-    drill_audit_tags,
-    drill_report,
+    game_day_audit_tags,
+    game_day_report,
 )
 from console.engine.render.markdown import briefing_markdown
 from store.models import ActionOutcome
@@ -51,7 +51,7 @@ def test_game_day_defaults_to_the_process_environment(monkeypatch: pytest.Monkey
 
 
 def test_drill_audit_lines_are_marked() -> None:
-    assert drill_audit_tags("gd-7") == {"drill": True, "drill_id": "gd-7"}
+    assert game_day_audit_tags("gd-7") == {"drill": True, "drill_id": "gd-7"}
 
 
 def scripted(timeline_dir: Path, drill_id: str = "gd-1", step: int = 37) -> Timeline:
@@ -151,7 +151,7 @@ def test_a_game_day_report_shows_timeline_briefing_actions_and_verdicts(
          ActionOutcome.RESOLVED),
     ])
 
-    report = drill_report(timeline, embedder=tripwire.embedder)
+    report = game_day_report(timeline, embedder=tripwire.embedder)
 
     assert report.startswith("# DRILL report — gd-1")
     timeline_part = report.split("## The briefing as shown")[0]
@@ -180,7 +180,7 @@ def test_the_report_says_where_the_memory_was_wrong(
         ("tail the pgbouncer logs", None),
     ])
 
-    report = drill_report(timeline, embedder=tripwire.embedder)
+    report = game_day_report(timeline, embedder=tripwire.embedder)
 
     right, wrong = report.split("**Right**")[1].split("**Wrong**")
     wrong, open_ = wrong.split("**Open**")
@@ -201,7 +201,7 @@ def test_an_unrepeated_warning_is_reported_heeded_without_an_embedder(
         ("Raised the connection pool limit on one instance and drained traffic to it gradually",
          ActionOutcome.RESOLVED)])
 
-    report = drill_report(timeline.events)  # lexical matching, the briefing from the timeline
+    report = game_day_report(timeline.events)  # lexical matching, the briefing from the timeline
 
     right = report.split("**Right**")[1].split("**Wrong**")[0]
     assert "warning `INC-2041/A1` heeded: no noted action repeated it" in right
@@ -209,13 +209,13 @@ def test_an_unrepeated_warning_is_reported_heeded_without_an_embedder(
 
 
 def test_durations_fall_back_to_wall_time_across_machines(tmp_path: Path) -> None:
-    events = [DrillEvent(drill_id="gd-2", seq=n, kind=kind, at=START + timedelta(seconds=sec),
+    events = [GameDayEvent(drill_id="gd-2", seq=n, kind=kind, at=START + timedelta(seconds=sec),
                          monotonic=mono)
               for n, (kind, sec, mono) in enumerate([
                   (EventKind.ALERT_RECEIVED, 0, 900.0), (EventKind.ACTION_NOTED, 65, 12.0),
                   (EventKind.RESOLUTION, 3725, 40.0)], 1)]
 
-    report = drill_report(events)
+    report = game_day_report(events)
 
     assert "alert → resolution 1:02:05" in report
     assert "_No briefing was shown._" in report

@@ -26,11 +26,11 @@ from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.engine.practice.evaluate import eval_index
 from console.engine.practice.replay import (
-    DrillReport,
     Judge,
     Replay,
-    run_drill,
-    save_track_record,
+    ReplayReport,
+    run_replays,
+    save_replays,
     summarise,
     track_record,
     wilson,
@@ -104,20 +104,20 @@ def fixture_memory(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     settings = Settings(incidents_path=incidents, data_dir=root / "data")
     memory = load_incidents(incidents)
     index = eval_index(settings, memory, MiniLMEmbedder())
-    report = run_drill(index, memory, settings)
-    with_drills = run_drill(index, memory, settings.replace(include_drills=True))
+    report = run_replays(index, memory, settings)
+    with_drills = run_replays(index, memory, settings.replace(include_drills=True))
     return {"settings": settings, "memory": memory, "index": index, "report": report,
             "with_drills": with_drills}
 
 
-def by_id(report: DrillReport) -> dict[str, Replay]:
+def by_id(report: ReplayReport) -> dict[str, Replay]:
     return {r.incident_id: r for r in report.replays}
 
 
 def test_the_hidden_incident_never_appears_in_its_own_replay(
         fixture_memory: dict[str, Any], readonly_engine: TriageEngine) -> None:
     assert readonly_engine.memory is not None and readonly_engine.index is not None
-    bundled = run_drill(readonly_engine.index, readonly_engine.memory, readonly_engine.settings)
+    bundled = run_replays(readonly_engine.index, readonly_engine.memory, readonly_engine.settings)
     reports = [fixture_memory["report"], fixture_memory["with_drills"], bundled]
     assert len(bundled.replays) == len(readonly_engine.memory.incidents)
     for report in reports:
@@ -201,7 +201,7 @@ def test_one_index_build_serves_every_replay(fixture_memory: dict[str, Any], tmp
     memory = fixture_memory["memory"]
     calls: list[tuple[int, int]] = []
     index = eval_index(settings, memory, MiniLMEmbedder())
-    report = run_drill(index, memory, settings, progress=lambda d, t: calls.append((d, t)))
+    report = run_replays(index, memory, settings, progress=lambda d, t: calls.append((d, t)))
     assert len(builds) == 1 and len(report.replays) == 8
     assert calls[0] == (0, 8) and calls[-1] == (8, 8)
 
@@ -248,7 +248,7 @@ def test_track_record_says_none_fresh_and_stale(fixture_memory: dict[str, Any],
     settings = fixture_memory["settings"].replace(data_dir=tmp_path / "d")
     memory = fixture_memory["memory"]
     assert track_record(settings, memory) is None
-    save_track_record(settings, memory, fixture_memory["report"], "all-MiniLM-L6-v2")
+    save_replays(settings, memory, fixture_memory["report"], "all-MiniLM-L6-v2")
     record = track_record(settings, memory, "all-MiniLM-L6-v2")
     assert record is not None and not record.stale
     assert record.line("2") == "tier 2: lead fix right 3 of 3 replays, 95% CI 44–100%"

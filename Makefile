@@ -32,9 +32,10 @@ run: $(STAMP)
 	@$(BIN)/triage index || echo "(the console will show these problems too)"
 	@$(BIN)/triage
 
-## make test: install the test extras into the same venv and run the whole suite
+## make test: install the test extras into the same venv and run the whole suite, one pytest-xdist
+## worker per core (one process: .venv/bin/python -m pytest, as `make check` does)
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 ## make check: lint, types, then the tests
 check: $(TEST_STAMP)

@@ -14,15 +14,20 @@ from textual.widgets import Input, Static
 from console.engine.config import Settings
 from console.ui.app import TriageApp
 from console.ui.screens.postmortem import PostmortemScreen, service_in_alert
+from tests.ui.driving import type_text
 
 REPO = Path(__file__).resolve().parents[2]
 SIZE = (120, 40)
 
 
 @pytest.fixture
-def incidents(tmp_path: Path) -> Path:
+def incidents(tmp_path: Path, bundled_index_dir: Path) -> Path:
+    """A copy of the bundled incidents file, with ``make_app``'s data dir (tmp_path/data)
+    holding a copy of the session's prebuilt index of it: the console opens it as fresh
+    instead of embedding the whole memory again in every test (~5 s each)."""
     copy = tmp_path / "incidents.yaml"
     shutil.copyfile(REPO / "incidents.yaml", copy)
+    shutil.copytree(bundled_index_dir, tmp_path / "data")
     return copy
 
 
@@ -49,7 +54,8 @@ async def settle(pilot: Pilot[None], app: TriageApp) -> None:
 
 
 async def type_in(pilot: Pilot[None], text: str) -> None:
-    await pilot.press(*text)
+    """Type plain text into the focused field, one Key event per character (driving.type_text)."""
+    await type_text(pilot, text)
 
 
 async def open_postmortem(pilot: Pilot[None], app: TriageApp) -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ import yaml
 from console.engine.briefing.alert import parse_alert
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine, read_memory
+from store import minilm
 from store.index import IndexUnavailable, MemoryIndex
+from store.minilm import MiniLMEmbedder
 from store.pulled import pull
 from store.recall import recall
 from store.shared import (
@@ -43,6 +46,38 @@ ALERTS = [
 ]
 OLD = "2026-01-01T00:00:00+00:00"
 NEW = "2026-06-01T00:00:00+00:00"
+
+
+class _RememberingMiniLM(MiniLMEmbedder):
+    """The bundled MiniLM, remembering every text's vector for this module (in this process).
+
+    These tests build the bundled memory's index afresh several times each (a CI publish, a
+    laptop's overlay, a local build to compare with): the same ~60 texts, embedded to the same
+    vectors each time (~2 s a build). What they test is publishing, layering and falling back,
+    not the embedder (tests/store/test_minilm*.py), so each text is embedded once. Still a
+    MiniLMEmbedder (its id, its availability check), so every code path that asks is unchanged.
+    Subprocesses (the publishers racing, the script exiting) embed for themselves."""
+
+    _vectors: dict[tuple[str, int, str], Any] = {}
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        keys = [(self.id, self.max_tokens, text) for text in texts]
+        missing = list(dict.fromkeys(key for key in keys if key not in self._vectors))
+        if not keys or missing or self.available() is not None:  # unavailable: raises as ever
+            fresh = super().embed([key[2] for key in missing])
+            self._vectors.update(zip(missing, fresh, strict=True))
+        if not keys:
+            return super().embed([])
+        return np.stack([self._vectors[key] for key in keys])
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_embedding_per_text() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(minilm, "MiniLMEmbedder", _RememberingMiniLM)
+        yield
 
 
 def incidents_copy(tmp_path: Path, name: str = "incidents.yaml") -> Path:
@@ -411,10 +446,14 @@ def test_the_triage_script_does_not_wait_at_exit_for_a_store_call_it_gave_up_on(
 
 _PUBLISHER = """
 import sys, time
+from pathlib import Path
 from console.engine.config import Settings
+from console.engine.engine import TriageEngine
 from tests.store.test_shared_index import publish_from
-start = float(sys.argv[2])
-while time.time() < start:
+TriageEngine(Settings.from_env()).embedder().embed(["warm up"])  # the weights, loaded now
+ready, go = Path(sys.argv[2]), Path(sys.argv[3])
+ready.touch()
+while not go.exists():  # both imported and loaded: publish together
     time.sleep(0.005)
 result = publish_from(Settings.from_env(), when=sys.argv[1])
 print(result.published.publish_id if result.published else "none")
@@ -426,14 +465,20 @@ def test_two_processes_publishing_at_once_lose_nothing_and_never_mix(
     one = incidents_copy(tmp_path, "one.yaml")
     two = incidents_copy(tmp_path, "two.yaml")
     edit(two, lambda items: items.pop())
-    start = time.time() + 6  # both import and embed first, then publish together
-    processes = []
+    go = tmp_path / "go"  # a barrier, not a clock: released once both processes are ready
+    processes, ready = [], []
     for name, path, when in (("one", one, OLD), ("two", two, NEW)):
         env = {**s3_env, "TRIAGE_DATA_DIR": str(tmp_path / name),
                "TRIAGE_INCIDENTS": str(path), "PYTHONPATH": str(REPO)}
+        ready.append(tmp_path / f"{name}.ready")
         processes.append(subprocess.Popen(
-            [sys.executable, "-c", _PUBLISHER, when, str(start)], cwd=REPO, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            [sys.executable, "-c", _PUBLISHER, when, str(ready[-1]), str(go)], cwd=REPO,
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    deadline = time.monotonic() + 120
+    while not all(r.exists() for r in ready) and time.monotonic() < deadline:
+        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
+        time.sleep(0.01)
+    go.touch()
     outputs = [p.communicate(timeout=120) for p in processes]
     assert all(p.returncode == 0 for p in processes), outputs
     store = Settings.from_env(s3_env).shared_store()

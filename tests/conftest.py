@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import shutil
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,36 @@ def block_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "create_connection", create_connection)
+
+
+# --- one TLS context per worker ----------------------------------------------------------
+
+@pytest.fixture(autouse=True, scope="session")
+def one_tls_context() -> Iterator[None]:
+    """httpx builds a TLS context (certifi's CA bundle: ~30 ms of CPU) for every Client, even
+    one that only speaks http:// to the fake Ollama on 127.0.0.1, and the model client makes
+    a Client per call (console/engine/model/client.py): ~500 briefings in
+    test_injection_corpus alone spent 14 s there. The same context is handed out again for the
+    same arguments and environment; nothing in the suite speaks TLS (see block_network)."""
+    import httpx._transports.default as transport
+
+    made: dict[tuple[Any, ...], Any] = {}
+    create = transport.create_ssl_context
+
+    def create_once(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        key = (verify, cert, trust_env, os.environ.get("SSL_CERT_FILE"),
+               os.environ.get("SSL_CERT_DIR"))
+        try:
+            hash(key)
+        except TypeError:
+            return create(verify=verify, cert=cert, trust_env=trust_env)
+        if key not in made:
+            made[key] = create(verify=verify, cert=cert, trust_env=trust_env)
+        return made[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transport, "create_ssl_context", create_once)
+        yield
 
 
 # --- the bundled memory, indexed once ---------------------------------------------------

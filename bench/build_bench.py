@@ -366,7 +366,7 @@ def main() -> None:
                 recalled = recall(engine.index, alert.text)
                 recall_times.append(time.perf_counter() - started)
                 started = time.perf_counter()
-                briefing = engine.brief(alert)
+                briefing = engine.brief(alert).briefing
                 brief_times.append(time.perf_counter() - started)
                 sources.add(f"{briefing.source}/{briefing.state}")
                 found["recurrence" if n % 2 == 0 else "new"] += bool(recalled.incidents)

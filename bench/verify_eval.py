@@ -56,7 +56,7 @@ def main() -> int:
         for query in queries:
             alert = parse_alert(query.alert)
             started = time.perf_counter()
-            routed = engine.brief_routed(alert)
+            routed = engine.brief(alert)
             brief_s.append(time.perf_counter() - started)
             started = time.perf_counter()
             result, _ = run_pass(routed.briefing, routed.recall,

@@ -32,7 +32,7 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(str(exc))
     engine = TriageEngine(settings)
-    routed = engine.brief_routed(alert)
+    routed = engine.brief(alert)
     briefing, code = routed.briefing, EXIT_OK
     if mode is not None:
         verification, code = _verification(engine, routed, mode, answers,

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from console.engine import pipeline
 from console.engine.briefing.alert import Alert
-from console.engine.briefing.models import Briefing, RecalledRecord
+from console.engine.briefing.models import Briefing
 from console.engine.briefing.request import BriefingRequest
 from console.engine.config import Settings
-from console.engine.model.client import ModelClient, ModelUnavailable, Progress, is_pulled
+from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
 from console.engine.pipeline import Hooks, MemorySnapshot, Routed
 from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
 from store.errors import TriageError
@@ -294,26 +294,21 @@ class TriageEngine:
         assert self.memory is not None and self.index is not None
         return MemorySnapshot(self.memory, self.index.pinned(), self.settings)
 
-    def brief(self, alert: Alert,
-              on_recall: Callable[[list[RecalledRecord]], None] | None = None,
-              on_progress: Callable[[Progress], None] | None = None) -> Briefing:
-        """The whole pipeline for one alert, as one request that nobody cancels (the CLI).
+    def brief(self, alert: Alert | BriefingRequest, hooks: Hooks | None = None) -> Routed:
+        """The one way to brief: an alert (or a console's request, with its id and cancel
+        token) through the pipeline (console/engine/pipeline.py reads top to bottom), keeping
+        the alert briefed and the recall it used (verification reads both).
 
-        What loading the memory had to say (an index rebuilt, and why) is part of this
-        briefing's notices: a headless caller has no status line or toast to show it."""
-        return self.brief_routed(alert, on_recall, on_progress).briefing
-
-    def brief_routed(self, alert: Alert,
-                     on_recall: Callable[[list[RecalledRecord]], None] | None = None,
-                     on_progress: Callable[[Progress], None] | None = None) -> Routed:
-        """:meth:`brief`, keeping the alert briefed and the recall it used (for verification)."""
-        routed = self.route(BriefingRequest(alert), Hooks(on_recall, on_progress))
-        briefing = routed.briefing
-        search = briefing.search
+        Without ``hooks`` the caller is headless (the CLI, a replay, a script): it has no
+        status line or toast, so what loading the memory had to say (an index rebuilt, and
+        why) becomes part of the briefing's notices."""
+        request = alert if isinstance(alert, BriefingRequest) else BriefingRequest(alert)
+        routed = pipeline.route(request, self.snapshot(), hooks, self.model_client())
+        search = routed.briefing.search
         loaded = [n for n in self.notices if search is not None and n not in search.notices]
-        if not loaded or search is None:
+        if hooks is not None or not loaded or search is None:
             return routed
-        return dataclasses.replace(routed, briefing=briefing.model_copy(update={
+        return dataclasses.replace(routed, briefing=routed.briefing.model_copy(update={
             "search": search.model_copy(update={"notices": [*loaded, *search.notices]})}))
 
     def rerecall(self, alert_text: str, hidden: frozenset[str]) -> Recall:
@@ -322,14 +317,6 @@ class TriageEngine:
         snapshot = self.snapshot()
         again = recall(snapshot.index, alert_text, hidden | pipeline.hidden_from_recall(snapshot))
         return pipeline.without(again, pipeline.quarantine(again))
-
-    def run(self, request: BriefingRequest, hooks: Hooks | None = None) -> Briefing:
-        """One request through the pipeline (console/engine/pipeline.py reads top to bottom)."""
-        return self.route(request, hooks).briefing
-
-    def route(self, request: BriefingRequest, hooks: Hooks | None = None) -> Routed:
-        """:meth:`run`, keeping the alert briefed and the recall it used."""
-        return pipeline.route(request, self.snapshot(), hooks, self.model_client())
 
     # --- the front door for verification, replays and eval: the CLI and the console alike ---
 

@@ -205,7 +205,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
             self.post_message(DraftProgress(progress, request.id))
 
         try:
-            routed = self.engine.route(request, Hooks(on_recall, on_progress, self.audit))
+            routed = self.engine.brief(request, Hooks(on_recall, on_progress, self.audit))
         except BriefingCancelled:
             self.audit.append({"event": "briefing_cancelled", "request": request.id})
             return

@@ -134,7 +134,7 @@ def test_the_engine_status_says_rebuilt_when_the_self_check_rebuilt(
     status = engine.load()
     assert status.index == "fresh (rebuilt)"
     assert any("claims 0 rows" in n for n in status.notices), status.notices
-    briefing = engine.brief(parse_alert(KEYERROR))
+    briefing = engine.brief(parse_alert(KEYERROR)).briefing
     assert briefing.state != "no_prior_incident"
     assert {r.incident_id for r in briefing.recalled} == KEYERROR_INCIDENTS
 

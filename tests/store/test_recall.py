@@ -63,7 +63,7 @@ def test_alert_with_a_secret_recalls_what_it_would_without_the_secret(
 
 
 def test_secret_in_the_alert_never_reaches_the_briefing(engine: TriageEngine) -> None:
-    briefing = engine.brief(parse_alert(f"{KEYERROR} password=hunter2xyz"))
+    briefing = engine.brief(parse_alert(f"{KEYERROR} password=hunter2xyz")).briefing
     assert "hunter2xyz" not in briefing.model_dump_json()
     assert briefing.search is not None and "secret-value" in briefing.search.redacted
 

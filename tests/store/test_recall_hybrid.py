@@ -77,7 +77,7 @@ def test_incident_with_no_actions_is_recalled_as_seen_before_nothing_proven(
     ])
     engine = TriageEngine(Settings(incidents_path=path, data_dir=tmp_path / "data"))
     briefing = engine.brief(parse_alert("search cluster went red after we lost a data node; "
-                                        "queries failing with shard failures"))
+                                        "queries failing with shard failures")).briefing
     assert briefing.state == "unproven"
     assert [(r.incident_id, r.action_id, r.outcome) for r in briefing.recalled] == [
         ("INC-7", None, None)]
@@ -87,7 +87,7 @@ def test_incident_with_no_actions_is_recalled_as_seen_before_nothing_proven(
 
 
 def test_every_recalled_record_carries_its_evidence_components(engine: TriageEngine) -> None:
-    briefing = engine.brief(parse_alert(KEYERROR))
+    briefing = engine.brief(parse_alert(KEYERROR)).briefing
     assert briefing.recalled
     for record in briefing.recalled:
         assert record.cosine is not None and 0.0 < record.cosine <= 1.0
@@ -96,7 +96,7 @@ def test_every_recalled_record_carries_its_evidence_components(engine: TriageEng
 
 
 def test_no_prior_incident_says_how_close_the_best_match_came(engine: TriageEngine) -> None:
-    briefing = engine.brief(parse_alert("TLS certificate expired on internal gRPC mesh"))
+    briefing = engine.brief(parse_alert("TLS certificate expired on internal gRPC mesh")).briefing
     assert briefing.state == "no_prior_incident"
     assert briefing.search is not None
     gate = briefing.search.gate
@@ -133,7 +133,7 @@ def test_missing_weights_fall_back_to_lexical_with_a_notice(
     status = engine.load()
     assert any("recall is lexical only" in n and "pip install" in n for n in status.notices), (
         status.notices)
-    briefing = engine.brief(parse_alert(KEYERROR))
+    briefing = engine.brief(parse_alert(KEYERROR)).briefing
     assert briefing.search is not None and briefing.search.mode == "lexical"
     assert briefing.state == "proven"
     embeddings = next(u for u in briefing.coverage if u.source.startswith("embeddings"))
@@ -184,7 +184,7 @@ def test_offline_still_runs_the_in_process_embedder(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("TRIAGE_EMBED_MODEL", "nomic-embed-text")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     engine = TriageEngine(Settings.from_env())
-    briefing = engine.brief(parse_alert(KEYERROR))
+    briefing = engine.brief(parse_alert(KEYERROR)).briefing
     assert briefing.search is not None and briefing.search.mode == "hybrid"
     assert engine.index is not None and engine.index.embedder_id == "all-MiniLM-L6-v2"
 
@@ -199,7 +199,7 @@ def test_a_team_calibration_is_used_for_its_embedder_only(tmp_path: Path,
     strict = HYBRID_MINILM.model_copy(update={"floor": 5.0, "fitted_on": "our alerts"})
     (data_dir / "calibration.json").write_text(strict.model_dump_json(), encoding="utf-8")
     engine = TriageEngine(Settings.from_env())
-    briefing = engine.brief(parse_alert(KEYERROR))
+    briefing = engine.brief(parse_alert(KEYERROR)).briefing
     assert briefing.state == "no_prior_incident"
     assert briefing.search is not None and "≥ 5" in briefing.search.gate
     # The same file with another embedder's name is refused, with a notice saying so.
@@ -208,7 +208,7 @@ def test_a_team_calibration_is_used_for_its_embedder_only(tmp_path: Path,
     engine = TriageEngine(Settings.from_env())
     status = engine.load()
     assert any("fitted for embedder ollama:nomic-embed-text" in n for n in status.notices)
-    assert engine.brief(parse_alert(KEYERROR)).state == "proven"
+    assert engine.brief(parse_alert(KEYERROR)).briefing.state == "proven"
 
 
 class HashingEmbedder:

@@ -254,7 +254,7 @@ def test_pull_then_offline_still_briefs(s3_env: dict[str, str], tmp_path: Path) 
     assert any("the store is not reachable" in n and "pulled" in n for n in status.notices), \
         status.notices
     assert recalled(cut_off, ALERTS[0]) == expected
-    briefing = cut_off.brief(parse_alert(ALERTS[0]))
+    briefing = cut_off.brief(parse_alert(ALERTS[0])).briefing
     assert briefing.search is not None
     assert any("copy of shared v1 pulled" in n for n in briefing.search.notices)
 
@@ -286,7 +286,7 @@ def test_store_down_mid_session(tmp_path: Path, fallback: str) -> None:
         with pytest.raises(IndexUnavailable, match="not searched"):
             engine.brief(parse_alert(ALERTS[0]))
     else:
-        briefing = engine.brief(parse_alert(ALERTS[0]))
+        briefing = engine.brief(parse_alert(ALERTS[0])).briefing
         assert briefing.search is not None
         assert any("stopped answering" in n and "built on this laptop" in n
                    for n in briefing.search.notices)
@@ -294,7 +294,7 @@ def test_store_down_mid_session(tmp_path: Path, fallback: str) -> None:
         status = engine.status()  # the status line no longer claims the shared index
         assert status is not None and status.shared == "local (shared index not used)"
         assert status.index == "local (shared index not used)"
-        again = engine.brief(parse_alert(ALERTS[1]))  # no second wait on the dead store
+        again = engine.brief(parse_alert(ALERTS[1])).briefing  # no second wait on the dead store
         assert again.search is not None and any("stopped answering" in n
                                                 for n in again.search.notices)
     assert time.monotonic() - started < 10
@@ -315,7 +315,7 @@ def test_a_console_on_a_version_pruned_under_it_falls_back_and_says_so(
     result = prune(ci.shared_store(), keep=1)
     assert [v.label for v in result.removed] == ["v1"] and [v.label for v in result.kept] == ["v2"]
 
-    briefing = engine.brief(parse_alert(ALERTS[0]))  # v1's tables are gone from the bucket
+    briefing = engine.brief(parse_alert(ALERTS[0])).briefing  # v1's tables are gone from the bucket
     assert briefing.search is not None
     assert any("stopped answering" in n and "built on this laptop" in n
                for n in briefing.search.notices)

@@ -131,8 +131,8 @@ async def test_a_late_answer_for_another_group_is_dropped(bundled_data_dir: Path
     async with app.run_test(size=SIZE) as pilot:
         await brief_and_wait(pilot, hundred_alert_batch())
         # Request 1's briefing (group 4, proven), as if its worker had finished late.
-        stale = BriefingReady(app.engine.run(BriefingRequest(
-            parse_alert(hundred_alert_batch()), 1)), 1)
+        stale = BriefingReady(app.engine.brief(BriefingRequest(
+            parse_alert(hundred_alert_batch()), 1)).briefing, 1)
         await pilot.press("f8")
         await settle(pilot)
         assert group_rows(app)[0].startswith("▶  1 NO PRIOR")

@@ -97,7 +97,7 @@ async def test_a_stale_answer_is_dropped_and_the_audit_says_so(
         await until(pilot, lambda: "INC-2041" in body(app) and not any(
             w.is_running for w in app.workers))
         # Request 1's briefing, as if its worker had finished late.
-        stale = BriefingReady(app.engine.run(_request(SLOW_ALERT)), 1)
+        stale = BriefingReady(app.engine.brief(_request(SLOW_ALERT)).briefing, 1)
         await submit(pilot, app, FAST_ALERT)
         await until(pilot, lambda: "payment-schema cache" in body(app) and not any(
             w.is_running for w in app.workers))

@@ -124,7 +124,7 @@ async def test_the_record_view_shows_the_class_and_the_applicability(
 
 def test_runner_up_model_reading_weak_lead_and_strong_failure_lines(
         readonly_engine: TriageEngine) -> None:
-    base = readonly_engine.brief(parse_alert(KEYERROR))
+    base = readonly_engine.brief(parse_alert(KEYERROR)).briefing
     lead, second = base.recommendations[0], base.recommendations[1]
     failure = base.tried_without_effect[0]
     briefing = base.model_copy(update={

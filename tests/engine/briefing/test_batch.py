@@ -46,7 +46,7 @@ def engine(readonly_engine: TriageEngine) -> TriageEngine:
 
 
 def brief(engine: TriageEngine, raw: str) -> Briefing:
-    return engine.brief(parse_alert(raw))
+    return engine.brief(parse_alert(raw)).briefing
 
 
 # --- the bug: one proven alert in a hundred ---------------------------------------------------
@@ -79,7 +79,7 @@ def test_each_distractor_alone_recalls_nothing(engine: TriageEngine) -> None:
 
 def test_a_chosen_group_is_briefed_with_every_group_still_listed(engine: TriageEngine) -> None:
     alert = parse_alert(hundred_alert_batch())
-    briefing = engine.brief(alert.for_group(0))
+    briefing = engine.brief(alert.for_group(0)).briefing
     assert briefing.state == "no_prior_incident"
     assert briefing.recalled == []
     assert [g.selected for g in briefing.batch] == [True, False, False, False]
@@ -87,7 +87,7 @@ def test_a_chosen_group_is_briefed_with_every_group_still_listed(engine: TriageE
     assert briefing.batch[3].top_incident_id in K_INCIDENTS
     assert briefing.search is not None and "certificate" in briefing.search.terms
     # and back to the strongest, by its number
-    again = engine.brief(alert.for_group(3))
+    again = engine.brief(alert.for_group(3)).briefing
     assert again.state == "proven" and again.batch[3].selected
 
 
@@ -262,5 +262,5 @@ def test_a_cancelled_batch_stops_between_group_recalls(engine: TriageEngine) -> 
     token = CancelAfter(3)  # the request's first check, group 1, then group 2
     request = BriefingRequest(parse_alert(hundred_alert_batch()), cancel=token)
     with pytest.raises(BriefingCancelled):
-        engine.run(request, Hooks(on_recall=recalled.append))
+        engine.brief(request, Hooks(on_recall=recalled.append))
     assert token.seen == 3 and recalled == []

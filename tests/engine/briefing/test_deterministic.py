@@ -26,7 +26,7 @@ def engine(readonly_engine: TriageEngine) -> TriageEngine:
 
 
 def brief(engine: TriageEngine, text: str) -> Briefing:
-    return engine.brief(parse_alert(text))
+    return engine.brief(parse_alert(text)).briefing
 
 
 @pytest.mark.parametrize("alert", [CHECKOUT, KEYERROR, BACKLOG,
@@ -201,7 +201,7 @@ def test_unconfirmed_explanation_is_shown_as_suspected(tmp_path: Path) -> None:
         "    - id: A2\n      action: Reconciled from audit\n      outcome: WORSENED\n"
         "      explanation: Audit stream lagged\n")
     engine = TriageEngine(Settings(incidents_path=incidents, data_dir=tmp_path / "data"))
-    briefing = engine.brief(parse_alert("ledger totals drift between shards"))
+    briefing = engine.brief(parse_alert("ledger totals drift between shards")).briefing
     by_action = {w.action_id: w.text for w in briefing.warnings}
     assert "suspected" in by_action["INC-1/A1"]
     assert "suspected" not in by_action["INC-1/A2"]

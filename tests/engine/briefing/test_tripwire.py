@@ -46,7 +46,7 @@ class RecordingEmbedder:
 
 @pytest.fixture(scope="module")
 def routed(readonly_engine: TriageEngine) -> Routed:
-    return readonly_engine.brief_routed(parse_alert(PAYMENTS_ALERT))
+    return readonly_engine.brief(parse_alert(PAYMENTS_ALERT))
 
 
 @pytest.fixture(scope="module")

@@ -120,7 +120,7 @@ def test_two_processes_appending_to_one_drill_lose_nothing(tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def routed(readonly_engine: TriageEngine) -> Routed:
-    return readonly_engine.brief_routed(parse_alert(PAYMENTS_ALERT))
+    return readonly_engine.brief(parse_alert(PAYMENTS_ALERT))
 
 
 @pytest.fixture(scope="module")

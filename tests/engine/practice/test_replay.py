@@ -177,7 +177,7 @@ def test_a_drill_postmortem_is_never_cited_in_a_real_briefing(
     settings: Settings = fixture_memory["settings"]
     for include, expect_g1 in ((False, False), (True, True)):
         engine = TriageEngine(settings.replace(include_drills=include))
-        briefing = engine.brief(parse_alert(KEYERROR))
+        briefing = engine.brief(parse_alert(KEYERROR)).briefing
         cited = {e.incident_id for r in briefing.recommendations for e in r.evidence}
         cited |= {w.incident_id for w in briefing.warnings}
         recalled = {r.incident_id for r in briefing.recalled}
@@ -309,7 +309,7 @@ def test_a_postmortem_saved_on_a_game_day_is_a_drill_and_never_real_evidence(
     assert saved.incident.drill is True
     assert "drill: true" in incidents.read_text(encoding="utf-8")
     alert = parse_alert("ledger-api zebra-unicorn errors on every post, posting queue stuck")
-    real = TriageEngine(settings.replace(game_day=False)).brief(alert)
+    real = TriageEngine(settings.replace(game_day=False)).brief(alert).briefing
     assert "INC-9001" not in {r.incident_id for r in real.recalled}
-    included = TriageEngine(settings.replace(game_day=False, include_drills=True)).brief(alert)
+    included = TriageEngine(settings.replace(game_day=False, include_drills=True)).brief(alert).briefing
     assert "INC-9001" in {r.incident_id for r in included.recalled}

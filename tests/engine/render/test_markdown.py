@@ -53,7 +53,7 @@ def shown(briefing: Briefing) -> set[str]:
 
 @pytest.fixture(scope="module")
 def proven(readonly_engine: TriageEngine) -> Briefing:
-    briefing = readonly_engine.brief(parse_alert(PAYMENTS_ALERT))
+    briefing = readonly_engine.brief(parse_alert(PAYMENTS_ALERT)).briefing
     assert briefing.state == "proven" and briefing.warnings and briefing.recommendations
     steps = [Step(text=r.action, incident_id=r.incident_id, action_id=r.action_id or "",
                   outcome=r.outcome) for r in briefing.recalled if r.outcome is not None]
@@ -88,7 +88,7 @@ def test_the_markdown_keeps_the_reports_order_and_figures(proven: Briefing) -> N
 
 def test_a_verification_is_exported_with_its_disposition_and_questions(
         readonly_engine: TriageEngine) -> None:
-    routed = readonly_engine.brief_routed(parse_alert(PAYMENTS_ALERT))
+    routed = readonly_engine.brief(parse_alert(PAYMENTS_ALERT))
     verification = verify(routed.briefing, routed.recall, alert_service="payments-api")
     assert verification["questions"]
     briefing = routed.briefing.model_copy(update={"verification": verification})
@@ -222,7 +222,7 @@ def marks(shown: str) -> list[str]:
 
 def test_a_fix_proven_only_on_another_service_says_so_in_text_and_markdown(
         readonly_engine: TriageEngine) -> None:
-    briefing = readonly_engine.brief(parse_alert(CHECKOUT_ALERT))
+    briefing = readonly_engine.brief(parse_alert(CHECKOUT_ALERT)).briefing
     assert briefing.recommendations[0].applies == "elsewhere"
     text, markdown = briefing_text(briefing), briefing_markdown(briefing)
 
@@ -237,7 +237,7 @@ def test_a_fix_proven_only_on_another_service_says_so_in_text_and_markdown(
 
 def test_what_was_tried_without_effect_is_one_cited_line_each(
         readonly_engine: TriageEngine) -> None:
-    briefing = readonly_engine.brief(parse_alert(KEYERROR_ALERT))
+    briefing = readonly_engine.brief(parse_alert(KEYERROR_ALERT)).briefing
     assert briefing.state == "proven" and len(briefing.tried_without_effect) >= 3
     text, markdown = briefing_text(briefing), briefing_markdown(briefing)
 
@@ -255,7 +255,7 @@ def test_what_was_tried_without_effect_is_one_cited_line_each(
 
 def test_a_fix_that_made_things_worse_here_is_a_warning_and_never_a_recommendation(
         readonly_engine: TriageEngine) -> None:
-    briefing = readonly_engine.brief(parse_alert(LEDGER_ALERT))
+    briefing = readonly_engine.brief(parse_alert(LEDGER_ALERT)).briefing
     (warning,) = [w for w in briefing.warnings if "statement timeout" in w.text]
     assert "made things worse here" in warning.text
     text, markdown = briefing_text(briefing), briefing_markdown(briefing)
@@ -269,7 +269,7 @@ def test_a_fix_that_made_things_worse_here_is_a_warning_and_never_a_recommendati
 
 def test_runner_up_model_reading_weak_lead_and_strong_failures_are_rendered(
         readonly_engine: TriageEngine) -> None:
-    base = readonly_engine.brief(parse_alert(KEYERROR_ALERT))
+    base = readonly_engine.brief(parse_alert(KEYERROR_ALERT)).briefing
     lead, second = base.recommendations[0], base.recommendations[1]
     failure = base.tried_without_effect[0]
     briefing = base.model_copy(update={

@@ -314,7 +314,7 @@ def test_every_bundled_incident_verifies_as_its_own_alert(readonly_engine: Triag
     make a question refuse itself (a cause holding "(…) and …" once failed the whole pass)."""
     assert readonly_engine.memory is not None
     for incident in readonly_engine.memory.incidents:
-        routed = readonly_engine.brief_routed(parse_alert(
+        routed = readonly_engine.brief(parse_alert(
             f"{incident.service}: {incident.symptoms}"))
         result, _ = run_pass(routed.briefing, routed.recall, service=incident.service,
                              data_dir=tmp_path, now=NOW,

@@ -34,13 +34,18 @@ class ModelClient:
         self.host = host
         self.model = model
         self.timeout = timeout
+        self._ollama: Any = None
 
     def _client(self) -> Any:
-        import httpx
-        import ollama
+        """One ollama.Client per ModelClient (its retries and the listing share it): building
+        one loads a TLS context (~30 ms), which every attempt used to pay again."""
+        if self._ollama is None:
+            import httpx
+            import ollama
 
-        return ollama.Client(host=self.host,
-                             timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0)))
+            self._ollama = ollama.Client(
+                host=self.host, timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0)))
+        return self._ollama
 
     def chat(self, messages: list[dict[str, str]], schema: dict[str, Any], attempt: int,
              on_progress: Callable[[Progress], None] | None = None,

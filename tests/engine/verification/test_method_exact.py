@@ -1,7 +1,7 @@
 """Verification's exact output on one case that raises every doubt: each doubt's words, each
 question as asked (its text is what the engineer reads and what its id is made of), each
 probe's answer and evidence hash, the derivation and the conclusion. `make mutate` found the
-table tests in test_verify.py left most of these words and parameters unpinned.
+table tests in test_method.py left most of these words and parameters unpinned.
 
 The case: an alert on checkout whose lead fix is proven only on another service (INC-7,
 payments-api, the same failure elsewhere) and made things worse in a looser match on a third

@@ -1,11 +1,17 @@
-"""The real `triage` CLI in subprocesses: the acceptance commands, bad input, and the air gap.
+"""The real `triage` CLI: the acceptance commands, bad input, and the air gap.
 
-Each subprocess costs ~1.5 s, so the module shares one data dir where that is safe and runs
-twelve of them in all.
+Most tests call the entry point in process (``call_cli``: ``console.__main__.main`` with the
+same environment, its exit code and what it wrote): a subprocess costs ~2-3 s (interpreter
+start, LanceDB/numpy import, MiniLM load) and showed nothing more for them. Subprocesses
+(``run_cli``) stay where only a process shows the point: the air gap (a sitecustomize guard in
+a fresh interpreter, which also builds the index end to end), an alert read from the real
+stdin, and one end-to-end run each of `check` and `index`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -47,8 +53,38 @@ def run_cli(*args: str, data_dir: Path, incidents: Path = BUNDLED_INCIDENTS,
                                        completed.stdout.decode(), completed.stderr.decode())
 
 
-def brief_json(*args: str, data_dir: Path, **kwargs: Any) -> dict[str, Any]:
-    result = run_cli("brief", *args, "--json", data_dir=data_dir, **kwargs)
+def call_cli(*args: str, data_dir: Path, incidents: Path = BUNDLED_INCIDENTS,
+             extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``triage ARGS`` in process, as ``run_cli`` runs it: the same environment (restored
+    afterwards), the code the script exits with (``main``'s return, or argparse's
+    ``SystemExit``) and what it wrote to stdout and stderr, UTF-8 encoded and decoded as
+    through a pipe. An exception escaping ``main`` fails the test (the script would print a
+    Traceback). Safe in module-scoped fixtures (no function-scoped fixture needed)."""
+    from console.__main__ import main
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    with pytest.MonkeyPatch.context() as env:
+        for name in _MACHINE_ENV:
+            env.delenv(name, raising=False)
+        env.setenv("TRIAGE_DATA_DIR", str(data_dir))
+        env.setenv("TRIAGE_INCIDENTS", str(incidents))
+        for name, value in (extra_env or {}).items():
+            env.setenv(name, value)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # argparse's refusals, as the script exits with them
+                code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    text = [stream.buffer.getvalue().decode()  # type: ignore[attr-defined]
+            for stream in (out, err)]
+    return subprocess.CompletedProcess(["triage", *args], code, text[0], text[1])
+
+
+def brief_json(*args: str, data_dir: Path, in_process: bool = True,
+               **kwargs: Any) -> dict[str, Any]:
+    result = (call_cli if in_process else run_cli)("brief", *args, "--json", data_dir=data_dir,
+                                                    **kwargs)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     return json.loads(result.stdout)
@@ -176,7 +212,8 @@ def test_alert_file_with_an_alertmanager_webhook(shared_data_dir: Path, tmp_path
 
 
 def test_dash_reads_the_alert_from_stdin(shared_data_dir: Path) -> None:
-    doc = brief_json("-", data_dir=shared_data_dir, stdin=KEYERROR.encode())
+    # a subprocess: the alert comes through the process's real stdin (sys.stdin.buffer)
+    doc = brief_json("-", data_dir=shared_data_dir, stdin=KEYERROR.encode(), in_process=False)
     assert doc["state"] == "proven"
     assert set(recalled_incidents(doc)) == KEYERROR_INCIDENTS
 
@@ -185,7 +222,7 @@ def test_unreadable_alert_file_exits_2_and_writes_nothing(tmp_path: Path) -> Non
     data_dir = tmp_path / "untouched"
     alert = tmp_path / "alert.png"
     alert.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01")
-    result = run_cli("brief", "--alert-file", str(alert), "--json", data_dir=data_dir)
+    result = call_cli("brief", "--alert-file", str(alert), "--json", data_dir=data_dir)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.startswith("triage: ")
@@ -230,6 +267,7 @@ def broken_incidents(tmp_path: Path) -> Path:
 
 def test_check_lists_every_problem_with_file_and_line(broken_incidents: Path,
                                                       tmp_path: Path) -> None:
+    # a subprocess: `triage check` end to end, the script's own exit code 2
     result = run_cli("check", data_dir=tmp_path / "data", incidents=broken_incidents)
     assert result.returncode == 2
     lines = result.stderr.splitlines()
@@ -243,7 +281,7 @@ def test_check_lists_every_problem_with_file_and_line(broken_incidents: Path,
 def test_brief_on_a_broken_file_lists_the_same_problems_and_writes_nothing(
         broken_incidents: Path, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    result = run_cli("brief", KEYERROR, "--json", data_dir=data_dir, incidents=broken_incidents)
+    result = call_cli("brief", KEYERROR, "--json", data_dir=data_dir, incidents=broken_incidents)
     assert result.returncode == 2
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
@@ -258,7 +296,7 @@ def test_brief_on_a_broken_file_lists_the_same_problems_and_writes_nothing(
 def test_deleted_index_is_rebuilt_and_recalls_the_same(checkout_brief: dict[str, Any],
                                                        tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    indexed = run_cli("index", data_dir=data_dir)
+    indexed = call_cli("index", data_dir=data_dir)
     assert indexed.returncode == 0, indexed.stderr
     memory = load_incidents(BUNDLED_INCIDENTS)
     assert f"{len(memory.incidents)} incidents, {memory.action_count} actions" in indexed.stdout
@@ -274,6 +312,7 @@ def test_deleted_index_is_rebuilt_and_recalls_the_same(checkout_brief: dict[str,
 def test_index_rebuild(checkout_brief: dict[str, Any], shared_data_dir: Path) -> None:
     memory = load_incidents(BUNDLED_INCIDENTS)
     assert freshness(shared_data_dir / "index", memory.source_hash, MINILM_ID) == "fresh"
+    # a subprocess: `triage index` end to end (over the index the in-process briefs built)
     result = run_cli("index", "--rebuild", data_dir=shared_data_dir)
     assert result.returncode == 0, result.stderr
     assert (f"index built: {len(memory.incidents)} incidents, {memory.action_count} actions"
@@ -350,7 +389,9 @@ def test_brief_makes_no_network_connection(tmp_path: Path) -> None:
     guard_dir.mkdir()
     (guard_dir / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     log = tmp_path / "net.log"
-    doc = brief_json(KEYERROR, data_dir=tmp_path / "data",  # a fresh dir: the index is built too
+    # a subprocess: the guard is a sitecustomize armed at interpreter start; also the
+    # end-to-end `triage brief` of the module (a fresh dir: the index is built too)
+    doc = brief_json(KEYERROR, data_dir=tmp_path / "data", in_process=False,
                      extra_env={"PYTHONPATH": str(guard_dir), "TRIAGE_TEST_NET_LOG": str(log)})
     assert doc["state"] == "proven"
     assert log.read_text(encoding="utf-8").splitlines() == ["armed"]

@@ -8,9 +8,13 @@ rotation, settled by an engineer's answer), the ≥ 85 rule, bad input, declared
 probes.yaml on the ledger-api alert (never run unless allowed, output redacted and cleaned), a
 broken probes.yaml, and the text rendering.
 
-Each subprocess costs ~1.5 s, so the module shares one data dir (its index built once, up
-front, so that no briefing carries an "index built" notice) and runs about twenty in all. A
-copy of incidents.yaml has the same content hash, so it shares that index too.
+Every run is the real entry point in process (tests/test_cli.py's ``call_cli``: the same
+environment, exit code, stdout and stderr as the script; declared probes still run as their
+own processes): a `python -m console` subprocess cost ~2-3 s each (interpreter start, imports,
+MiniLM load) and showed nothing more here — `triage brief` end to end as a process is
+tests/test_cli.py's. The module shares one data dir (its index built once, up front, so that
+no briefing carries an "index built" notice). A copy of incidents.yaml has the same content
+hash, so it shares that index too.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import BUNDLED_INCIDENTS
-from tests.test_cli import KEYERROR, brief_json, run_cli
+from tests.test_cli import KEYERROR, brief_json, call_cli
 
 OVERTURN = ("media queue: jobs waiting, backlog growing, workers falling behind, pods near "
             "memory limit")
@@ -56,7 +60,7 @@ def without_verification(doc: dict[str, Any]) -> dict[str, Any]:
 def verify_json(*args: str, data_dir: Path, **kwargs: Any
                 ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
     """``brief --verify … --json`` that must succeed: the document and the run (for stderr)."""
-    result = run_cli("brief", "--verify", *args, "--json", data_dir=data_dir, **kwargs)
+    result = call_cli("brief", "--verify", *args, "--json", data_dir=data_dir, **kwargs)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     return json.loads(result.stdout), result
@@ -78,7 +82,7 @@ def assert_clean_failure(result: subprocess.CompletedProcess[str], code: int) ->
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One data dir with the bundled memory's index already built (by `triage index`)."""
     data = tmp_path_factory.mktemp("verify") / "data"
-    built = run_cli("index", data_dir=data)
+    built = call_cli("index", data_dir=data)
     assert built.returncode == 0, built.stderr
     return data
 
@@ -300,7 +304,7 @@ def test_not_needed_at_85_or_more_unless_always(tmp_path: Path) -> None:
     assert v["questions"] == [] and v["artifact"] is None
     assert not (data / "verifications").exists()
 
-    result = run_cli("brief", "--verify=always", alert, "--json", data_dir=data,
+    result = call_cli("brief", "--verify=always", alert, "--json", data_dir=data,
                      incidents=incidents)
     assert result.returncode == 0, result.stderr
     v = json.loads(result.stdout)["verification"]
@@ -311,7 +315,7 @@ def test_not_needed_at_85_or_more_unless_always(tmp_path: Path) -> None:
 
 
 def test_verify_always_runs_on_the_bundled_keyerror_family(data_dir: Path) -> None:
-    result = run_cli("brief", "--verify=always", KEYERROR, "--json", data_dir=data_dir)
+    result = call_cli("brief", "--verify=always", KEYERROR, "--json", data_dir=data_dir)
     doc = json.loads(result.stdout)
     assert doc["confidence"]["value"] >= 85
     assert doc["verification"]["status"] == "done", result.stderr
@@ -322,7 +326,7 @@ def test_verify_always_runs_on_the_bundled_keyerror_family(data_dir: Path) -> No
 
 @pytest.mark.parametrize("answer", ["nonsense", "abc=maybe"])
 def test_malformed_answer_is_bad_input(answer: str, data_dir: Path) -> None:
-    result = run_cli("brief", "--verify", "--answer", answer, MAINTAIN, "--json",
+    result = call_cli("brief", "--verify", "--answer", answer, MAINTAIN, "--json",
                      data_dir=data_dir)
     assert_clean_failure(result, 2)
     assert f"--answer {answer!r}" in result.stderr
@@ -338,7 +342,7 @@ def test_answer_to_an_unknown_id_is_named_and_the_run_goes_on(data_dir: Path) ->
 
 
 def test_unknown_verify_mode_is_bad_input(data_dir: Path) -> None:
-    result = run_cli("brief", "--verify=sometimes", MAINTAIN, "--json", data_dir=data_dir)
+    result = call_cli("brief", "--verify=sometimes", MAINTAIN, "--json", data_dir=data_dir)
     assert_clean_failure(result, 2)
     assert "--verify='sometimes'" in result.stderr
     assert "--verify=always" in result.stderr
@@ -347,7 +351,7 @@ def test_unknown_verify_mode_is_bad_input(data_dir: Path) -> None:
 def test_alert_right_after_verify_is_still_the_alert(plain: dict[str, Any],
                                                      data_dir: Path) -> None:
     """argparse hands the text to --verify as its value; the CLI gives it back."""
-    result = run_cli("brief", "--json", "--verify", OVERTURN, data_dir=data_dir)
+    result = call_cli("brief", "--json", "--verify", OVERTURN, data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert without_verification(doc) == without_verification(plain)
@@ -512,7 +516,7 @@ def test_broken_probes_file_fails_the_verification_not_the_briefing(
     lines = probes.splitlines()
     colour = next(n for n, line in enumerate(lines, 1) if "colour:" in line)
     program = next(n for n, line in enumerate(lines, 1) if '"{service}", "x"' in line)
-    result = run_cli("brief", "--verify", LEDGER, "--json", data_dir=data_dir,
+    result = call_cli("brief", "--verify", LEDGER, "--json", data_dir=data_dir,
                      incidents=incidents)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
@@ -527,7 +531,7 @@ def test_broken_probes_file_fails_the_verification_not_the_briefing(
     assert without_verification(doc) == without_verification(ledger_plain)
     assert incidents.read_bytes() == before
     # `triage check` finds the same problems before anyone is paged.
-    checked = run_cli("check", data_dir=data_dir, incidents=incidents)
+    checked = call_cli("check", data_dir=data_dir, incidents=incidents)
     assert checked.returncode == 2 and "Traceback" not in checked.stderr
     assert f"{probes_file}:{colour}:" in checked.stderr
     assert f"{probes_file}:{program}:" in checked.stderr
@@ -536,7 +540,7 @@ def test_broken_probes_file_fails_the_verification_not_the_briefing(
 def test_check_lists_the_declared_probes(tmp_path: Path, probe_script: Path,
                                          data_dir: Path) -> None:
     incidents = _memory_with_probes(tmp_path, _elsewhere(tmp_path, probe_script))
-    checked = run_cli("check", data_dir=data_dir, incidents=incidents)
+    checked = call_cli("check", data_dir=data_dir, incidents=incidents)
     assert checked.returncode == 0, checked.stderr
     assert f"{tmp_path / 'probes.yaml'}: ok — 1 declared probe (elsewhere)" in checked.stdout
 
@@ -544,7 +548,7 @@ def test_check_lists_the_declared_probes(tmp_path: Path, probe_script: Path,
 # --- text output -----------------------------------------------------------------------------
 
 def test_text_output_shows_the_verification_section(data_dir: Path) -> None:
-    result = run_cli("brief", "--verify", OVERTURN, data_dir=data_dir)
+    result = call_cli("brief", "--verify", OVERTURN, data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "\nVerification — " in out
@@ -559,12 +563,12 @@ def test_text_output_shows_the_verification_section(data_dir: Path) -> None:
 
 
 def test_answers_without_verify_are_refused_not_ignored(data_dir: Path) -> None:
-    result = run_cli("brief", "--answer", "abcdef012345=yes", MAINTAIN, data_dir=data_dir)
+    result = call_cli("brief", "--answer", "abcdef012345=yes", MAINTAIN, data_dir=data_dir)
     assert_clean_failure(result, 2)
     assert "add --verify" in result.stderr
 
 
 def test_an_unknown_verify_value_with_no_alert_is_refused(data_dir: Path) -> None:
-    result = run_cli("brief", "--verify=sometimes", "--json", data_dir=data_dir)
+    result = call_cli("brief", "--verify=sometimes", "--json", data_dir=data_dir)
     assert_clean_failure(result, 2)
     assert "--verify='sometimes'" in result.stderr

@@ -1,4 +1,10 @@
-"""`triage drill` and `--include-drills` in real subprocesses (four runs, ~2 s each)."""
+"""`triage drill` and `--include-drills` through the real entry point.
+
+In process (tests/test_cli.py's ``call_cli``: the same environment, exit code and output),
+but for `drill --all`: that one stays a `python -m console` subprocess, the command end to end
+(progress on a real stderr pipe, the cached track record written by the script). A
+subprocess cost ~2-3 s each (interpreter start, imports, MiniLM load) and showed nothing more
+for the others."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import pytest
 import yaml
 
 from tests.engine.practice.test_replay import FIXTURE, KEYERROR
-from tests.test_cli import run_cli
+from tests.test_cli import call_cli, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +43,7 @@ def test_all_json_on_a_small_memory_with_progress_and_a_cached_track_record(
 
 
 def test_one_incident_as_text(tmp_path: Path) -> None:
-    result = run_cli("drill", "INC-1745", data_dir=tmp_path / "data")
+    result = call_cli("drill", "INC-1745", data_dir=tmp_path / "data")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     replay = next(line for line in lines if line.startswith("INC-1745"))
@@ -46,7 +52,7 @@ def test_one_incident_as_text(tmp_path: Path) -> None:
 
 
 def test_unknown_incident_is_exit_2_with_a_clear_message(tmp_path: Path) -> None:
-    result = run_cli("drill", "INC-0000", data_dir=tmp_path / "data")
+    result = call_cli("drill", "INC-0000", data_dir=tmp_path / "data")
     assert result.returncode == 2 and result.stdout == ""
     assert "INC-0000 is not an incident in" in result.stderr
     assert "Traceback" not in result.stderr
@@ -55,9 +61,9 @@ def test_unknown_incident_is_exit_2_with_a_clear_message(tmp_path: Path) -> None
 def test_include_drills_lets_a_game_day_incident_be_evidence(fixture_incidents: Path,
                                                              tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    plain = run_cli("brief", KEYERROR, "--json", data_dir=data_dir, incidents=fixture_incidents)
+    plain = call_cli("brief", KEYERROR, "--json", data_dir=data_dir, incidents=fixture_incidents)
     assert plain.returncode == 0, plain.stderr
-    included = run_cli("brief", KEYERROR, "--json", "--include-drills", data_dir=data_dir,
+    included = call_cli("brief", KEYERROR, "--json", "--include-drills", data_dir=data_dir,
                        incidents=fixture_incidents)
     assert included.returncode == 0, included.stderr
     recalled = [{r["incident_id"] for r in json.loads(out)["recalled"]}
@@ -71,7 +77,7 @@ def test_brief_as_markdown_keeps_every_citation(tmp_path: Path) -> None:
 
     data_dir = tmp_path / "data"
     doc = brief_json(CHECKOUT, data_dir=data_dir)
-    result = run_cli("brief", CHECKOUT, "--format", "md", data_dir=data_dir)
+    result = call_cli("brief", CHECKOUT, "--format", "md", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     cited = {w["action_id"] for w in doc["warnings"]} | {
         e["action_id"] for r in doc["recommendations"] for e in r["evidence"]}

@@ -1,5 +1,6 @@
 """`triage brief` on a multi-alert Alertmanager payload: `batch` in the JSON, the groups in
-the text output, and `--group N` to brief another group."""
+the text output, and `--group N` to brief another group. In process throughout (the entry
+point, or the `brief` handler): `triage brief` as a process is tests/test_cli.py's."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from console.engine.config import Settings
 from console.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from tests.batches import K_INCIDENTS, hundred_alert_batch
 from tests.conftest import BUNDLED_INCIDENTS
-from tests.test_cli import assert_contract, run_cli
+from tests.test_cli import assert_contract, call_cli
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def batch_file(tmp_path: Path) -> Path:
 
 def test_json_lists_every_group_and_briefs_the_proven_one(batch_file: Path,
                                                           bundled_data_dir: Path) -> None:
-    result = run_cli("brief", "--alert-file", str(batch_file), "--json",
+    result = call_cli("brief", "--alert-file", str(batch_file), "--json",
                      data_dir=bundled_data_dir)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -46,7 +47,7 @@ def test_json_lists_every_group_and_briefs_the_proven_one(batch_file: Path,
 
 def test_text_lists_the_groups_marks_the_briefed_one_and_says_how_to_switch(
         batch_file: Path, bundled_data_dir: Path) -> None:
-    result = run_cli("brief", "--alert-file", str(batch_file), data_dir=bundled_data_dir)
+    result = call_cli("brief", "--alert-file", str(batch_file), data_dir=bundled_data_dir)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("[PROVEN FIX IN MEMORY]")
@@ -63,7 +64,7 @@ def test_text_lists_the_groups_marks_the_briefed_one_and_says_how_to_switch(
 
 
 def test_a_single_alert_prints_no_group_list(bundled_data_dir: Path) -> None:
-    result = run_cli("brief", "payments service KeyError: 'amount' after deploy",
+    result = call_cli("brief", "payments service KeyError: 'amount' after deploy",
                      data_dir=bundled_data_dir)
     assert result.returncode == 0, result.stderr
     assert "Alert groups" not in result.stdout and "alert group" not in result.stdout

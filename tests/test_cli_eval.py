@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from console.__main__ import main
 from store.loader import load_incidents
 from tests.conftest import BUNDLED_INCIDENTS, REPO_ROOT
+from tests.test_cli import call_cli
 
 BUNDLED_QUERIES = REPO_ROOT / "bench" / "bundled_queries.yaml"
 
@@ -23,24 +25,26 @@ def run_eval(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One eval of the bundled queries (module-scoped: it builds its own index once)."""
-    import contextlib
-    import io
-    import os
+    """One eval of the bundled queries (module-scoped: it builds its own index once).
 
+    Its environment is set here, not left to the function-scoped isolated_env (not yet in
+    force when a module fixture is made): the bundled memory, whatever the cwd."""
     data_dir = tmp_path_factory.mktemp("eval") / "data"
-    old = os.environ.get("TRIAGE_DATA_DIR")
-    os.environ["TRIAGE_DATA_DIR"] = str(data_dir)
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            assert main(["eval", "--queries", str(BUNDLED_QUERIES), "--json"]) == 0
-    finally:
-        if old is None:
-            os.environ.pop("TRIAGE_DATA_DIR", None)
-        else:
-            os.environ["TRIAGE_DATA_DIR"] = old
-    return {"doc": json.loads(out.getvalue()), "data_dir": data_dir}
+    result = call_cli("eval", "--queries", str(BUNDLED_QUERIES), "--json", data_dir=data_dir)
+    assert result.returncode == 0, result.stderr
+    return {"doc": json.loads(result.stdout), "data_dir": data_dir}
+
+
+@pytest.fixture
+def warm_data_dir(report: dict[str, Any], tmp_path: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the report's data dir as TRIAGE_DATA_DIR: its eval index of the bundled memory
+    (and embedding cache) already built, so a test of what eval reports does not embed the
+    memory again (the build itself is the report fixture's, checked above)."""
+    data_dir = tmp_path / "warm-data"
+    shutil.copytree(report["data_dir"], data_dir)
+    monkeypatch.setenv("TRIAGE_DATA_DIR", str(data_dir))
+    return data_dir
 
 
 def test_output_keeps_the_design_contract(report: dict[str, Any]) -> None:
@@ -91,7 +95,8 @@ def test_eval_never_touches_the_team_index(report: dict[str, Any]) -> None:
     assert [p.name for p in (data_dir / "eval").iterdir()] == [report["doc"]["memory"]["source_hash"]]
 
 
-def test_text_output_lists_the_misses(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_text_output_lists_the_misses(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                      warm_data_dir: Path) -> None:
     queries = tmp_path / "q.yaml"
     queries.write_text("- {qid: Q1, alert: 'TLS certificate expired on internal gRPC mesh', "
                        "expect: [INC-2041], note: deliberately wrong}\n", encoding="utf-8")
@@ -117,7 +122,8 @@ def test_bad_queries_file_is_exit_2_with_the_reason(capsys: pytest.CaptureFixtur
     assert message in err and str(queries) in err
 
 
-def test_replay_hides_the_incident_it_replays(capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_hides_the_incident_it_replays(capsys: pytest.CaptureFixture[str],
+                                              warm_data_dir: Path) -> None:
     rc, out, _ = run_eval(capsys, "--replay", "--json")
     assert rc == 0
     doc = json.loads(out)

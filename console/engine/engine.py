@@ -422,21 +422,16 @@ class TriageEngine:
         return replay_briefing(self.replay_index(memory), memory, incident,
                                self.settings.hidden_drills(memory.drill_ids))
 
-    def saved_replay(self) -> ReplayReport | None:
-        """The last `replay all` saved in the data dir (None when none, or unreadable)."""
-        from console.engine.practice.replay import ReplayFile
+    def saved_replays(self) -> tuple[ReplayReport | None, TrackRecord | None]:
+        """The last `replay all` saved in the data dir and its per-tier record on the memory
+        shown (stale when that memory changed since), from one read; (None, None) when none
+        was saved or it is unreadable."""
+        from console.engine.practice.replay import read_saved, record_of
 
-        path = self.settings.replay_path
-        try:
-            return ReplayFile.model_validate_json(path.read_text(encoding="utf-8")).report
-        except (OSError, ValueError):
-            return None
-
-    def track_record(self) -> TrackRecord | None:
-        """The saved replay's per-tier record, stale when the memory shown has changed since."""
-        from console.engine.practice.replay import track_record
-
-        return track_record(self.settings, self.current_memory())
+        saved = read_saved(self.settings)
+        if saved is None:
+            return None, None
+        return saved.report, record_of(saved, self.settings, self.current_memory())
 
     def evaluate(self, queries: list[EvalQuery] | None,
                  progress: Callable[[int, int], None] | None = None) -> EvalReport:

@@ -186,7 +186,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         from store.errors import TriageError
 
         try:
-            return SavedReplay(self.engine.saved_replay(), self.engine.track_record())
+            return SavedReplay(*self.engine.saved_replays())
         except (OSError, ValueError, TriageError):
             return SavedReplay(readable=False)
 

@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
-from console.engine.practice.replay import TrackRecord
+from console.engine.practice.replay import ReplayReport, TrackRecord
 from console.ui.app import TriageApp
 from console.ui.screens.drill import DrillScreen
 from tests.conftest import BUNDLED_INCIDENTS
@@ -22,13 +22,13 @@ SIZE = (120, 40)
 
 
 class CountingEngine(TriageEngine):
-    """The real engine, counting how often the saved drill's record is read."""
+    """The real engine, counting how often the saved drill (and its record) is read."""
 
     track_record_reads = 0
 
-    def track_record(self) -> TrackRecord | None:
+    def saved_replays(self) -> tuple[ReplayReport | None, TrackRecord | None]:
         self.track_record_reads += 1
-        return super().track_record()
+        return super().saved_replays()
 
 
 async def settle(pilot: Pilot[None], app: TriageApp) -> None:

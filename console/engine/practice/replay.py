@@ -57,7 +57,7 @@ abstentions have their own row.
                             "hidden_action_id": "INC-2041/A1"}]}]}
 
 ``--all`` caches this report (``DATA/drill.json``) with the memory's content hash and the
-embedder id: ``track_record(settings)`` gives the console each tier's record and whether the
+embedder id: ``track_record(settings, memory)`` gives each tier's record and whether the
 memory (or embedder, or the drills setting) changed since.
 """
 
@@ -465,35 +465,38 @@ def save_replays(settings: Settings, memory: LoadedMemory, report: ReplayReport,
     return path
 
 
-def track_record(settings: Settings, memory: LoadedMemory | None = None,
-                 embedder_id: str | None = None) -> TrackRecord | None:
-    """The cached drill's per-tier record; None when no drill was run (or it is unreadable).
-
-    ``stale`` (with ``why``) when the memory's content, the embedder (if given) or the drills
-    setting differ from what the drill ran on. ``memory`` defaults to reading the incidents."""
+def read_saved(settings: Settings) -> ReplayFile | None:
+    """The last `replay all` saved in the data dir (None when none was run, or unreadable)."""
     try:
-        cached = ReplayFile.model_validate_json(settings.replay_path.read_text(encoding="utf-8"))
+        return ReplayFile.model_validate_json(settings.replay_path.read_text(encoding="utf-8"))
     except (OSError, ValueError, ValidationError):
         return None
-    if memory is None:
-        from store.loader import IncidentFileError, load_incidents
 
-        try:
-            memory = load_incidents(settings.incidents_path)
-        except IncidentFileError:
-            memory = None
+
+def record_of(saved: ReplayFile, settings: Settings, memory: LoadedMemory | None,
+              embedder_id: str | None = None) -> TrackRecord:
+    """The saved replays' per-tier record, ``stale`` (with ``why``) when the memory's content
+    (None: the incidents file cannot be read), the embedder (if given) or the drills setting
+    differ from what the replays ran on."""
     reasons = []
     if memory is None:
         reasons.append("the incidents file cannot be read")
-    elif memory.source_hash != cached.source_hash:
+    elif memory.source_hash != saved.source_hash:
         reasons.append("the incidents changed")
-    if embedder_id is not None and embedder_id != cached.embedder:
-        reasons.append(f"embedder {cached.embedder} → {embedder_id}")
-    if settings.include_drills != cached.include_drills:
-        reasons.append("drills were " + ("included" if cached.include_drills else "excluded"))
-    summary = cached.report.summary
-    return TrackRecord(tiers={row.tier: row for row in summary.tiers}, run_at=cached.run_at,
+    if embedder_id is not None and embedder_id != saved.embedder:
+        reasons.append(f"embedder {saved.embedder} → {embedder_id}")
+    if settings.include_drills != saved.include_drills:
+        reasons.append("drills were " + ("included" if saved.include_drills else "excluded"))
+    summary = saved.report.summary
+    return TrackRecord(tiers={row.tier: row for row in summary.tiers}, run_at=saved.run_at,
                        replays=summary.replays, stale=bool(reasons), why="; ".join(reasons))
+
+
+def track_record(settings: Settings, memory: LoadedMemory | None,
+                 embedder_id: str | None = None) -> TrackRecord | None:
+    """:func:`record_of` the saved replays; None when none were saved (or they are unreadable)."""
+    saved = read_saved(settings)
+    return None if saved is None else record_of(saved, settings, memory, embedder_id)
 
 
 def as_json(report: ReplayReport) -> str:

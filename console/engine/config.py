@@ -11,6 +11,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,12 @@ class Settings:
     s3_session_token: Secret | None = None
     s3_allow_http: bool | None = None  # None: allowed when the endpoint is http://
     store_timeout: float = 5.0  # seconds per request to the store (TRIAGE_S3_TIMEOUT)
+    # "Now" for the age of evidence (TRIAGE_NOW: an ISO date or time, for demos and tests, so
+    # "over a year old" does not change with the calendar); None: the wall clock.
+    fixed_now: datetime | None = None
+
+    def now(self) -> datetime:
+        return self.fixed_now if self.fixed_now is not None else datetime.now(UTC)
 
     def __post_init__(self) -> None:
         for name in ("incidents_path", "data_dir"):  # callers may hand in str paths
@@ -154,7 +161,20 @@ class Settings:
             s3_session_token=_secret(env.get("AWS_SESSION_TOKEN")),
             s3_allow_http=_flag(env.get("TRIAGE_S3_ALLOW_HTTP")),
             store_timeout=float(env.get("TRIAGE_S3_TIMEOUT") or 5.0),
+            fixed_now=_moment(env.get("TRIAGE_NOW")),
         )
+
+
+def _moment(value: str | None) -> datetime | None:
+    """TRIAGE_NOW as an aware datetime (a date or a time without zone is UTC); None unset."""
+    if value is None or not value.strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(f"TRIAGE_NOW={value[:40]!r} is not an ISO date or time (e.g. 2026-03-14 "
+                         "or 2026-03-14T02:05:00Z); unset it to use the clock") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _flag(value: str | None) -> bool | None:

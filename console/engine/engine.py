@@ -350,7 +350,8 @@ class TriageEngine:
         from console.engine.verification.passes import plan
 
         return plan(routed.briefing, routed.recall, service=self.alert_service(routed.alert),
-                    rerecall=partial(self.rerecall, routed.alert.text), probes=probes)
+                    now=self.settings.now(), rerecall=partial(self.rerecall, routed.alert.text),
+                    probes=probes)
 
     def verification_assisted(self, made: Plan, routed: Routed,
                               probes: list[DeclaredProbe]) -> Plan | None:
@@ -380,7 +381,7 @@ class TriageEngine:
 
         result, _ = run_pass(routed.briefing, routed.recall,
                              service=self.alert_service(routed.alert),
-                             data_dir=self.settings.data_dir,
+                             data_dir=self.settings.data_dir, now=self.settings.now(),
                              rerecall=partial(self.rerecall, routed.alert.text), probes=probes,
                              answers=answers, allowed=allowed, client=self.model_client())
         return result

@@ -432,7 +432,9 @@ def run_pass(briefing: Briefing, recall: Recall, *, service: str | None, data_di
         runs = run_confirmed(made, allowed or set())
         escalate_late(made, answers or {}, runs, rerecall)
         result = conclude(made, answers or {}, runs)
-        return write_artifact(result, briefing, recall, data_dir, now), made
+        # ``now`` dates the evidence; the artifact is stamped when it is written (a fixed
+        # TRIAGE_NOW must not make two passes share one file name).
+        return write_artifact(result, briefing, recall, data_dir), made
     except Exception as exc:  # noqa: BLE001 — any crash leaves the briefing untouched
         return failed(f"{type(exc).__name__}: {str(exc)[:200]}"), None
 

@@ -245,6 +245,24 @@ def _load_file(file: Path, problems: list[Problem], secrets: list[SecretFinding]
     return _parse(text, str(file), problems, secrets, warnings, references)
 
 
+def read_mapping(constructor: Any, node: yaml.Node, at: Problem, not_a_mapping: str,
+                 problems: list[Problem]) -> dict[Any, Any] | None:
+    """One YAML entry (an incident, a probe) as a dict, or None with why in ``problems``: a
+    key given twice, text that cannot be constructed, or not a mapping (``not_a_mapping``).
+    ``at`` is where the entry stands (file, line, label)."""
+    problems.extend(Problem(at.file, line, field, "key given twice")
+                    for line, field in duplicate_keys(node, at.field))
+    try:
+        data = constructor.construct_document(node)
+    except yaml.YAMLError as exc:
+        problems.append(Problem(at.file, at.line, at.field,
+                                f"cannot be read: {redact(str(exc)).text}"))
+        return None
+    if not isinstance(data, dict):
+        problems.append(Problem(at.file, at.line, at.field, not_a_mapping))
+        return None
+    return data
+
 def _parse(text: str, name: str, problems: list[Problem],
            secrets: list[SecretFinding] | None = None,
            warnings: list[SchemaWarning] | None = None,
@@ -291,18 +309,13 @@ def _parse(text: str, name: str, problems: list[Problem],
                                     f"(first at line {first_seen[label]})"))
             continue
         first_seen.setdefault(label, line)
-        dupes = duplicate_keys(node, label)
-        for dupe_line, dupe_field in dupes:
-            problems.append(Problem(name, dupe_line, dupe_field, "key given twice"))
-        try:
-            data = constructor.construct_document(node)
-        except yaml.YAMLError as exc:
-            problems.append(Problem(name, line, label, f"cannot be read: {redact(str(exc)).text}"))
+        known = len(problems)
+        data = read_mapping(constructor, node, Problem(name, line, label, ""),
+                            "each incident must be a mapping of fields (id, service, symptoms, "
+                            "actions …)", problems)
+        if data is None:
             continue
-        if not isinstance(data, dict):
-            problems.append(Problem(name, line, label, "each incident must be a mapping of "
-                                    "fields (id, service, symptoms, actions …)"))
-            continue
+        dupes = len(problems) > known  # a readable mapping: only keys given twice were added
         action_problems = _duplicate_action_ids(name, node, label)
         problems.extend(action_problems)
         unknown = _strip_unknown(data, node, name, label)

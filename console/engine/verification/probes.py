@@ -54,10 +54,10 @@ from pydantic import (
 )
 
 from store.errors import TriageError
-from store.loader import YAML_LOADER, Problem
+from store.loader import YAML_LOADER, Problem, read_mapping
 from store.redact import redact
 from store.text import CleanStr, clean
-from store.yaml_marks import child, duplicate_keys, field_path, first_alias
+from store.yaml_marks import child, field_path, first_alias
 
 PROBES_FILE = "probes.yaml"
 MAX_TIMEOUT = 120.0
@@ -350,17 +350,13 @@ def _parse(text: str, name: str, problems: list[Problem]) -> list[DeclaredProbe]
                                     f"{first_seen[label]})"))
             continue
         first_seen[label] = line
-        dupes = duplicate_keys(node, label)
-        problems.extend(Problem(name, at, field, "key given twice") for at, field in dupes)
-        try:
-            data = constructor.construct_document(node)
-        except yaml.YAMLError as exc:
-            problems.append(Problem(name, line, label, f"cannot be read: {redact(str(exc)).text}"))
+        known = len(problems)
+        data = read_mapping(constructor, node, Problem(name, line, label, ""),
+                            "each probe must be a mapping of fields (name, description, "
+                            "question, argv …)", problems)
+        if data is None:
             continue
-        if not isinstance(data, dict):
-            problems.append(Problem(name, line, label, "each probe must be a mapping of fields "
-                                    "(name, description, question, argv …)"))
-            continue
+        dupes = len(problems) > known  # a readable mapping: only keys given twice were added
         try:
             probe = DeclaredProbe.model_validate(data)
         except ValidationError as exc:

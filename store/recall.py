@@ -57,6 +57,7 @@ class RecalledIncident:
     coverage: float = 0.0
     related: tuple[str, ...] = ()
     started_at: str = ""
+    root_cause: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
     kept = gate(ranked, calibration)
     kept_ids = {r.incident_id for r in kept}
     best_rejected = next((r.score for r in ranked if r.incident_id not in kept_ids), 0.0)
-    incidents = tuple(_recalled(candidates[r.incident_id], r) for r in kept)
+    incidents = tuple(_recalled(candidates[r.incident_id], r, hidden) for r in kept)
     notices.extend(index.repairs)
     index.repairs.clear()
     mode = "hybrid" if vector is not None else "lexical"
@@ -199,7 +200,11 @@ def _gate_reason(ranked: list[Ranked], kept: list[Ranked], calibration: Calibrat
     return f"{', '.join(parts)} — {verdict} the floor ({calibration.describe()})"
 
 
-def _recalled(candidate: Candidate, ranked: Ranked) -> RecalledIncident:
+def _recalled(candidate: Candidate, ranked: Ranked,
+              hidden: set[str] | frozenset[str] = frozenset()) -> RecalledIncident:
+    """One kept candidate as recalled; its ``related`` ids less the hidden ones (an incident
+    out of the memory — a replay's own, or one not yet known on the replayed day — is not a
+    known recurrence)."""
     incident = candidate.incident
     score = round(ranked.score, 3)
     actions = tuple(
@@ -216,9 +221,10 @@ def _recalled(candidate: Candidate, ranked: Ranked) -> RecalledIncident:
     return RecalledIncident(incident.id, incident.service, incident.title or "", score, actions,
                             symptoms=incident.symptoms, document=incident_document(incident),
                             cosine=_round(ranked.cosine), bm25=_round(ranked.bm25),
-                            coverage=round(ranked.coverage, 3), related=tuple(incident.related),
+                            coverage=round(ranked.coverage, 3), related=tuple(i for i in incident.related if i not in hidden),
                             started_at=(incident.started_at.isoformat()
-                                        if incident.started_at else ""))
+                                        if incident.started_at else ""),
+                            root_cause=incident.root_cause or "")
 
 
 def _round(value: float | None) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from console.engine.briefing.applicability import Applicability, ServiceRead
 from console.engine.briefing.models import (
@@ -62,13 +63,15 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
                            attempts: list[Attempt] | None = None,
                            guard_log: list[GuardEntry] | None = None,
                            service: ServiceRead = NO_SERVICE,
-                           judged: Verdict | None = None) -> Briefing:
+                           judged: Verdict | None = None,
+                           now: datetime | None = None) -> Briefing:
     """The briefing from the recall alone: the memory's verdict (verdict.py), worded.
 
     ``records`` (the recall as shown, e.g. with quarantine flags), ``attempts`` and
-    ``guard_log`` (of rejected model drafts) are carried into the result as given.
+    ``guard_log`` (of rejected model drafts) are carried into the result as given; ``now``
+    is the day the briefing is read on (ages, old evidence).
     """
-    judged = judged or verdict(recall, service)
+    judged = judged or verdict(recall, service, now)
     return Briefing(
         state=judged.state, source="deterministic", model=None, degraded=degraded,
         recalled=records if records is not None else recalled_records(recall, judged.matches),

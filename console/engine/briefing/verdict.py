@@ -22,6 +22,7 @@ The rules, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from console.engine.briefing.applicability import MATCH_RANK, Applicability, ServiceRead, applicability
 from console.engine.briefing.confidence import verdict_confidence
@@ -110,8 +111,9 @@ class Verdict:
         return _confidence(self.lead, self.state, claim, claim_given=True)
 
 
-def verdict(recall: Recall, service: ServiceRead) -> Verdict:
-    """The memory's verdict on ``recall`` (quarantined actions already removed)."""
+def verdict(recall: Recall, service: ServiceRead, now: datetime | None = None) -> Verdict:
+    """The memory's verdict on ``recall`` (quarantined actions already removed), as of ``now``
+    (the settings' clock; a replay's is the replayed incident's start)."""
     matches = applicability(recall, service)
     if not recall.incidents:
         return Verdict("no_prior_incident", service, matches, [], [], [],

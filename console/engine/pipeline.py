@@ -90,7 +90,8 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
     alert, recalled, groups = recall_alert(request.alert, snapshot, cancel)    # 1. recall
     quarantined = quarantine(recalled)                                          # 2. quarantine
     usable = without(recalled, quarantined)
-    judged = verdict(usable, service_of(alert, snapshot.memory))                # 3. verdict
+    judged = verdict(usable, service_of(alert, snapshot.memory),                # 3. verdict
+                     snapshot.settings.now())
     records = [r.model_copy(update={"quarantined": r.action_id in quarantined})
                for r in recalled_records(recalled, judged.matches)]
     hooks.recalled(records)
@@ -123,7 +124,8 @@ def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
         cancel.check()
         recalled = recall(snapshot.index, group.text, hidden)
         service = read_service(group.text, group.service, snapshot.memory.services)
-        judged = verdict(without(recalled, quarantine(recalled)), service)
+        judged = verdict(without(recalled, quarantine(recalled)), service,
+                         snapshot.settings.now())
         groups.append(GroupRecall(group, recalled, judged.state, judged.lead_match))
     chosen = alert.group if alert.group is not None else strongest(groups)
     return alert.for_group(chosen), groups[chosen].recall, groups
@@ -179,7 +181,8 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
 
     ``groups`` (a batch's recalls) become ``batch``, the briefed group marked."""
     size = len(snapshot.memory.incidents)
-    judged = judged or verdict(recalled, service_of(alert, snapshot.memory))
+    judged = judged or verdict(recalled, service_of(alert, snapshot.memory),
+                               snapshot.settings.now())
     if isinstance(steered, SteerResult) and steered.audit_error:
         notices.append(steered.audit_error)
     if isinstance(steered, str) or steered.accepted is None:
@@ -192,6 +195,7 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
         assert client is not None
         briefing = model_briefing(judged, steered, recalled, records, notices, size, client.model)
     return briefing.model_copy(update={
+        "recurrence": judged.recurrence,
         "coverage": coverage(alert, recalled, briefing, quarantined, snapshot),
         "batch": batch_entries(groups or [], alert.group, briefing.state)})
 

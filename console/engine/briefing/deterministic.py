@@ -9,6 +9,7 @@ from console.engine.briefing.applicability import Applicability, ServiceRead
 from console.engine.briefing.models import (
     Attempt,
     Briefing,
+    FixHistory,
     GuardEntry,
     Match,
     RecalledRecord,
@@ -80,7 +81,7 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
         recommendations=judged.recommendations, warnings=judged.warnings,
         confidence=judged.confidence, search=search_info(recall, memory_incidents, notices or []),
         tried_without_effect=judged.tried_without_effect, runner_up=judged.runner_up,
-        alert_service=judged.service.named,
+        alert_service=judged.service.named, recurrence=judged.recurrence,
     )
 
 
@@ -102,10 +103,12 @@ def summary(recall: Recall, judged: Verdict, memory_incidents: int) -> str:
     here = judged.service.named
     if judged.state == "proven" and lead is not None:
         resolved = len(lead.resolved_strong)
+        history = lead.recommendation.history
         parts.append(f"Best proven fix: “{lead.recommendation.action}” resolved {resolved} "
                      f"past incident{'s' if resolved != 1 else ''} of this failure"
                      + (f"; it failed in {len(lead.failed_strong)}" if lead.failed_strong
-                        else "") + ".")
+                        else "")
+                     + _in_time(history) + ".")
     elif lead is not None and lead.applies == "elsewhere":
         where = ", ".join(lead.recommendation.proven_on) or "other services"
         parts.append(f"Similar incidents — proven on {where}, not yet on "
@@ -123,6 +126,18 @@ def summary(recall: Recall, judged: Verdict, memory_incidents: int) -> str:
     else:
         parts.append("No recorded action resolved or mitigated these incidents.")
     return " ".join(parts)
+
+
+def _in_time(history: FixHistory | None) -> str:
+    """The lead's history in the summary's sentence: it stopped working, or is old evidence."""
+    if history is None or not history.text:
+        return ""
+    if history.failed_last:
+        assert history.failed_on is not None
+        said = (f" — and it did not work the most recent time, on {history.failed_on[:10]} in "
+                f"{history.failed_incident_id}")
+        return said + (" (its successes are old evidence)" if history.old_evidence else "")
+    return f" — {history.text}"
 
 
 __all__ = ["deterministic_briefing", "recalled_records", "search_info", "shown_score", "summary"]

@@ -47,6 +47,46 @@ class Evidence(BaseModel):
     outcome: ActionOutcome
 
 
+class FixHistory(BaseModel):
+    """A fix's evidence in time order (console/engine/briefing/timeline.py): how often and until
+    when it worked, whether the most recent strong incident where it was tried is one where it
+    failed after earlier successes (``failed_last``), and whether its newest success is older
+    than the verification's window (``old_evidence``). ``text`` is the line shown next to it
+    ("worked 2× until 2025-11, failed on 2026-07-24 in INC-2233"), empty when neither holds."""
+
+    worked: int
+    first_worked: str | None = None
+    last_worked: str | None = None
+    failed_last: bool = False
+    failed_on: str | None = None
+    failed_incident_id: str | None = None
+    failed_outcome: str | None = None
+    old_evidence: bool = False
+    text: CleanStr = ""
+
+
+class Recurrence(BaseModel):
+    """The earlier occurrences of this failure in memory (the alert not counted): strongly
+    matching incidents on one service, in time order. ``same_fix``: one recommended fix
+    RESOLVED every one of them (``fix``, its stored text) — it resolves the failure and does
+    not keep it away; ``root_causes`` are what each postmortem recorded."""
+
+    count: int
+    first: str | None
+    last: str | None
+    last_incident_id: str | None
+    days_since_last: int | None
+    median_interval_days: float | None
+    same_fix: bool
+    fix: CleanStr | None
+    root_causes: list[CleanStr] = Field(default_factory=list)
+    service: CleanStr = ""
+    incident_ids: list[str] = Field(default_factory=list)
+    undated: int = 0
+    fix_resolved: int = 0
+    fix_action_ids: list[str] = Field(default_factory=list)
+
+
 class Recommendation(BaseModel):
     """``action`` is always the stored text of the first cited action; ``model_note`` is the
     model's own phrasing of it (shown dimmed, labelled as the model's), empty when none."""
@@ -64,6 +104,8 @@ class Recommendation(BaseModel):
     # Where the same fix made no difference or made things worse, in strong incidents (these
     # lower the count that sets the tier) and elsewhere (shown beside it, not counted).
     failed_strong: list[Evidence] = Field(default_factory=list)
+    # Its evidence in time order: a fix that stopped working, or that only worked long ago.
+    history: FixHistory | None = None
 
 
 class Step(BaseModel):
@@ -196,3 +238,5 @@ class Briefing(BaseModel):
     # reading that none of the recalled fixes applies), shown as the model's words.
     alert_service: CleanStr | None = None
     model_reading: CleanStr = ""
+    # The earlier occurrences of this failure (null when nothing recurs), as of ``now``.
+    recurrence: Recurrence | None = None

@@ -31,12 +31,15 @@ from console.engine.briefing.models import (
     BriefingWarning,
     Confidence,
     Evidence,
+    FixHistory,
     Match,
     Recommendation,
+    Recurrence,
     RunnerUp,
     State,
     TriedWithoutEffect,
 )
+from console.engine.briefing.timeline import ClosingFix, fix_history, recurrence
 from console.engine.briefing.worsened import warning_for
 from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
@@ -85,6 +88,7 @@ class Verdict:
     confidence: Confidence
     runner_up: RunnerUp | None = None
     conflicts: list[str] = field(default_factory=list)
+    recurrence: Recurrence | None = None
 
     @property
     def recommendations(self) -> list[Recommendation]:
@@ -143,7 +147,8 @@ def verdict(recall: Recall, service: ServiceRead, now: datetime | None = None) -
             conflicts.append(worse_here[0].action_id)
             continue
         if fixes:
-            ranked.append(_ranked(fixes, [a for a in members if a.outcome.is_failure], matches))
+            ranked.append(_ranked(fixes, [a for a in members if a.outcome.is_failure], matches,
+                                  now))
             counted.update(a.action_id for a in group.members)
     ranked.sort(key=lambda r: r.key, reverse=True)
     for action in recall.actions:
@@ -156,9 +161,15 @@ def verdict(recall: Recall, service: ServiceRead, now: datetime | None = None) -
              and a.action_id not in counted]
     lead = ranked[0] if ranked else None
     state: State = "proven" if lead is not None and _proves(lead) else "unproven"
+    closing = [ClosingFix(r.recommendation.action, frozenset(r.resolved_strong),
+                          tuple(e.action_id for e in r.recommendation.evidence
+                                if e.incident_id in r.resolved_strong and e.outcome.is_proof))
+               for r in ranked if r.resolved_strong]
+    recurs = recurrence(recall, {i: a.match for i, a in matches.items()}, closing,
+                        lead.lead_incident if lead is not None else None, now)
     return Verdict(state, service, matches, ranked, warnings, tried,
                    _confidence(lead, state, None, claim_given=False),
-                   _runner_up(ranked), conflicts)
+                   _runner_up(ranked), conflicts, recurs)
 
 
 def _proves(lead: Ranked) -> bool:
@@ -166,7 +177,7 @@ def _proves(lead: Ranked) -> bool:
 
 
 def _ranked(fixes: list[RecalledAction], failures: list[RecalledAction],
-            matches: dict[str, Applicability]) -> Ranked:
+            matches: dict[str, Applicability], now: datetime | None) -> Ranked:
     def strength(a: RecalledAction) -> tuple[int, bool, float]:
         found = matches[a.incident_id]
         return MATCH_RANK[found.match], a.outcome.is_proof, found.score
@@ -186,11 +197,22 @@ def _ranked(fixes: list[RecalledAction], failures: list[RecalledAction],
         resolved=sum(1 for a in fixes if a.outcome.is_proof), tried=len(fixes) + len(failures),
         failed_elsewhere=[_evidence(a) for a in other_failures],
         failed_strong=[_evidence(a) for a in strong_failures],
-        applies=applies, proven_on=proven_on)
+        applies=applies, proven_on=proven_on,
+        history=_history(fixes, strong_failures if applies == "strong" else failures, applies,
+                         matches, now))
     return Ranked(recommendation, applies, resolved_strong,
                   tuple(a.incident_id for a in strong_failures), resolved_elsewhere,
                   matches[fixes[0].incident_id].score, fixes[0].incident_id,
                   sum(1 for a in fixes if matches[a.incident_id].match == applies))
+
+
+def _history(fixes: list[RecalledAction], failures: list[RecalledAction], applies: Match,
+             matches: dict[str, Applicability], now: datetime | None) -> FixHistory | None:
+    """The fix's evidence in its own class, in time order (timeline.fix_history)."""
+    resolved = [(a.incident_id, a.started_at) for a in fixes
+                if a.outcome.is_proof and matches[a.incident_id].match == applies]
+    failed = [(a.incident_id, a.started_at, a.outcome.value) for a in failures]
+    return fix_history(resolved, failed, now)
 
 
 def _evidence(action: RecalledAction) -> Evidence:

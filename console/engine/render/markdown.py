@@ -19,6 +19,7 @@ from typing import Any
 
 from console.engine.briefing.applicability import MATCH_WORDS
 from console.engine.briefing.models import Briefing, Evidence
+from console.engine.briefing.timeline import recurrence_sentence
 from console.engine.render.text import (
     GROUP_STATE_LABEL,
     TRIED_WHY,
@@ -110,7 +111,16 @@ def briefing_markdown(briefing: Briefing) -> str:
                 lines.append(f"   - did not work in this failure: {_evidence(rec.failed_strong)}")
             if rec.failed_elsewhere:
                 lines.append(f"   - failed elsewhere: {_evidence(rec.failed_elsewhere)}")
+            if rec.history is not None and rec.history.text:
+                lines.append(f"   - in time: {literal(rec.history.text)}")
         lines.append("")
+    if briefing.recurrence is not None:
+        found = briefing.recurrence
+        lines += [f"**Recurrence:** {literal(recurrence_sentence(found))}", ""]
+        if found.same_fix and found.root_causes:
+            lines += ["Recorded root causes:", ""]
+            lines += [f"- {literal(cause)}" for cause in found.root_causes]
+            lines.append("")
     if briefing.runner_up is not None:
         runner = briefing.runner_up
         lines += [f"**Runner-up (nearly as close a match):** {literal(runner.action)} — "

@@ -6,6 +6,7 @@ from typing import Any
 
 from console.engine.briefing.applicability import MATCH_WORDS
 from console.engine.briefing.models import AlertGroup, Briefing, Match, Recommendation
+from console.engine.briefing.timeline import recurrence_sentence, root_cause_lines
 
 STATE_LABEL = {
     "proven": "PROVEN FIX IN MEMORY",
@@ -90,7 +91,10 @@ def briefing_text(briefing: Briefing) -> str:
             if rec.failed_elsewhere:
                 failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
                 lines.append(f"     failed elsewhere: {failed}")
+            if rec.history is not None and rec.history.text:
+                lines.append(f"     in time: {rec.history.text}")
         lines.append("")
+    lines += recurrence_lines(briefing)
     if briefing.runner_up is not None:
         runner = briefing.runner_up
         lines += [f"Runner-up (nearly as close a match): {runner.action} — {runner.action_id}",
@@ -125,6 +129,19 @@ def briefing_text(briefing: Briefing) -> str:
         lines.append("")
         lines += [f"notice: {n}" for n in briefing.search.notices]
     return "\n".join(lines)
+
+
+def recurrence_lines(briefing: Briefing) -> list[str]:
+    """"Keeps coming back": the earlier occurrences, and — when one fix closed them all — the
+    root causes each postmortem recorded (what was never fixed). Empty when nothing recurs."""
+    found = briefing.recurrence
+    if found is None:
+        return []
+    lines = [f"Recurrence: {recurrence_sentence(found)}"]
+    if found.same_fix and found.root_causes:
+        lines.append("  Recorded root causes:")
+        lines += [f"  · {cause}" for cause in root_cause_lines(found)]
+    return [*lines, ""]
 
 
 def batch_lines(batch: list[AlertGroup]) -> list[str]:

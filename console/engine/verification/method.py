@@ -26,11 +26,12 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from console.engine.briefing.fixes import same_fix
 from console.engine.briefing.models import Briefing, Recommendation, SourceUse
+from console.engine.briefing.timeline import STALE_AFTER
 from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
 
@@ -42,8 +43,8 @@ DoubtKind = Literal["single_incident", "stale", "other_service", "worsened", "le
 Result = Literal["confirmed", "refuted", "unknown"]
 Disposition = Literal["maintain", "revise", "overturn", "undetermined"]
 
-# Evidence whose incident started more than this long before "now" is stale.
-STALE_AFTER = timedelta(days=365)
+# Evidence whose incident started more than STALE_AFTER before "now" is stale: the one window,
+# shared with the briefing's "old evidence" (console/engine/briefing/timeline.py).
 NEEDS_ENGINEER = "needs an engineer"
 
 # The confidence rule's numbers (see :func:`verification_confidence`).

@@ -90,6 +90,7 @@ def briefing_renderable(briefing: Briefing) -> Text:
         text.append_text(recommendation_renderable(number, rec, briefing.alert_service))
     if briefing.recommendations:
         text.append("\n")
+    text.append_text(recurrence_renderable(briefing))
     if briefing.runner_up is not None:
         runner = briefing.runner_up
         text.append("Runner-up (nearly as close a match): ", style="bold")
@@ -153,6 +154,28 @@ def recommendation_renderable(number: int, rec: Recommendation, alert_service: s
     if rec.failed_elsewhere:
         failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_elsewhere)
         text.append(f"     — did not work elsewhere: {failed}\n", style="yellow")
+    if rec.history is not None and rec.history.text:
+        text.append(f"     — in time: {rec.history.text}\n",
+                    style="bold yellow" if rec.history.failed_last else "yellow")
+    return text
+
+
+def recurrence_renderable(briefing: Briefing) -> Text:
+    """"Keeps coming back": how often, the last time, and — when one fix closed every one —
+    the root causes each postmortem recorded, so what was never fixed is in sight."""
+    text = Text()
+    found = briefing.recurrence
+    if found is None:
+        return text
+    from console.engine.briefing.timeline import recurrence_sentence, root_cause_lines
+
+    text.append("↻ Recurs: ", style="bold yellow")
+    text.append(recurrence_sentence(found) + "\n")
+    if found.same_fix and found.root_causes:
+        text.append("  Recorded root causes:\n", style="bold")
+        for cause in root_cause_lines(found):
+            text.append(f"  · {cause}\n", style="dim")
+    text.append("\n")
     return text
 
 

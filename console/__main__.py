@@ -85,8 +85,11 @@ def _parser() -> argparse.ArgumentParser:
         "eval", help="measure recall on alerts whose answer is known (hit@k, MRR, abstention)")
     evaluate.add_argument("--queries", help="YAML list of {qid, alert, expect: [incident ids]}")
     evaluate.add_argument("--replay", action="store_true",
-                          help="replay every incident as an alert with itself hidden, "
-                               "expecting its `related` incidents")
+                          help="replay every incident as an alert against the memory as it "
+                               "was the day it started, expecting its `related` incidents "
+                               "known then (and the leave-one-out figures beside)")
+    evaluate.add_argument("--leave-one-out", action="store_true",
+                          help="with --replay: each incident meets today's memory less itself")
     evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
     evaluate.add_argument("--include-drills", action="store_true", help=DRILLS_HELP)
     drill = commands.add_parser(
@@ -94,8 +97,11 @@ def _parser() -> argparse.ArgumentParser:
                       "console have been right, per confidence tier?")
     drill.add_argument("incident", nargs="?", metavar="INCIDENT_ID", help="replay one incident")
     drill.add_argument("--all", action="store_true",
-                       help="replay every incident (progress on stderr); caches the result "
-                            "as the console's track record")
+                       help="replay every incident (progress on stderr), time-ordered and "
+                            "leave-one-out; caches the result as the console's track record")
+    drill.add_argument("--leave-one-out", action="store_true",
+                       help="replay against today's memory less the incident, not the memory "
+                            "as it was the day it started (never saved as the track record)")
     drill.add_argument("--json", action="store_true", help="print the report as JSON")
     drill.add_argument("--include-drills", action="store_true", help=DRILLS_HELP)
     commands.add_parser("doctor", help="is Ollama reachable, are the models pulled, is the "

@@ -28,6 +28,7 @@ from store.writer import file_sha256, redact_incident, save_incident, save_lock
 
 if TYPE_CHECKING:
     from console.engine.practice.evaluate import EvalQuery, EvalReport
+    from console.engine.practice.history import Mode
     from console.engine.practice.replay import ReplayReport, TrackRecord
     from console.engine.verification.passes import Plan, VerificationResult
     from console.engine.verification.probe_run import ProbeRun
@@ -395,9 +396,11 @@ class TriageEngine:
 
     def replay(self, incident_ids: list[str] | None = None,
                progress: Callable[[int, int], None] | None = None,
-               index_progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+               index_progress: Callable[[int, int], None] | None = None,
+               mode: Mode = "time-ordered") -> ReplayReport:
         """Replay ``incident_ids`` (default: every one) as alerts, each hidden from the memory
-        it meets; replaying every one saves the console's track record (DATA/drill.json).
+        it meets (``mode``: time-ordered — as it was that day — or leave-one-out); replaying
+        every one time-ordered saves the console's track record (DATA/drill.json).
         UnknownIncident for an id not in the memory."""
         from console.engine.practice.replay import UnknownIncident, run_replays, save_replays
 
@@ -407,8 +410,9 @@ class TriageEngine:
         if unknown:  # (before the index is built: a typo costs nothing)
             raise UnknownIncident(", ".join(unknown))
         index = self.replay_index(memory, index_progress)
-        report = run_replays(index, memory, self.settings, incident_ids, progress=progress)
-        if incident_ids is None:
+        report = run_replays(index, memory, self.settings, incident_ids, progress=progress,
+                             mode=mode)
+        if incident_ids is None and mode == "time-ordered":
             save_replays(self.settings, memory, report, index.embedder_id)
         return report
 
@@ -421,7 +425,8 @@ class TriageEngine:
         if incident is None:
             return None
         return replay_briefing(self.replay_index(memory), memory, incident,
-                               self.settings.hidden_drills(memory.drill_ids))
+                               self.settings.hidden_drills(memory.drill_ids),
+                               now=self.settings.now())
 
     def saved_replays(self) -> tuple[ReplayReport | None, TrackRecord | None]:
         """The last `replay all` saved in the data dir and its per-tier record on the memory
@@ -435,10 +440,12 @@ class TriageEngine:
         return saved.report, record_of(saved, self.settings, self.current_memory())
 
     def evaluate(self, queries: list[EvalQuery] | None,
-                 progress: Callable[[int, int], None] | None = None) -> EvalReport:
+                 progress: Callable[[int, int], None] | None = None,
+                 mode: Mode = "time-ordered") -> EvalReport:
         """`triage eval`: recall and states over ``queries`` — or, with None, every incident
-        replayed as its own alert with itself hidden (``--replay``)."""
-        return self._evaluate(self.current_memory(), queries, progress)
+        replayed as its own alert with itself hidden (``--replay``; ``mode`` time-ordered or
+        leave-one-out)."""
+        return self._evaluate(self.current_memory(), queries, progress, mode)
 
     def evaluate_file(self, queries_file: Path,
                       progress: Callable[[int, int], None] | None = None) -> EvalReport:
@@ -451,12 +458,16 @@ class TriageEngine:
         return self._evaluate(memory, load_queries(queries_file), progress)
 
     def _evaluate(self, memory: LoadedMemory, queries: list[EvalQuery] | None,
-                  progress: Callable[[int, int], None] | None) -> EvalReport:
+                  progress: Callable[[int, int], None] | None,
+                  mode: Mode = "time-ordered") -> EvalReport:
         from console.engine.practice.evaluate import replay_queries, run_eval
 
         index = self.replay_index(memory, progress)
-        return run_eval(index, memory, queries if queries is not None else replay_queries(memory),
-                        replay=queries is None, hidden=self.settings.hidden_drills(memory.drill_ids))
+        hidden = self.settings.hidden_drills(memory.drill_ids)
+        if queries is None:
+            return run_eval(index, memory, replay_queries(memory, mode, hidden), replay=True,
+                            hidden=hidden, mode=mode, now=self.settings.now())
+        return run_eval(index, memory, queries, hidden=hidden, now=self.settings.now())
 
     # --- the front door for the rest of the CLI: adding incidents, the index, the doctor ---
 

@@ -5,13 +5,23 @@ and ``--replay``, which turns each incident of the memory into an alert built fr
 service and symptoms, with that incident hidden, expecting the incidents it names as
 ``related`` (or nothing). The index is built in its own directory keyed by the memory's
 content hash, never over the team's index.
+
+``--replay`` is time-ordered by default (history.py): each incident meets the memory as it was
+the day it started — later incidents hidden too, ``expect`` = its related ids known then, the
+alert's service read against the services known then, judged on its ``started_at`` — and the
+report adds ``summary_leave_one_out``: the same queries replayed against today's memory less
+each one (``expect`` = its related ids in memory, services of the whole memory, as before),
+on the same index. ``--leave-one-out`` replays that way only (``summary_leave_one_out`` null).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from datetime import datetime
 from pathlib import Path
+
+from dataclasses import dataclass
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,6 +31,7 @@ from console.engine.briefing.models import Match, State
 from console.engine.briefing.verdict import Verdict, verdict
 from console.engine.config import Settings
 from console.engine.pipeline import quarantine, without
+from console.engine.practice.history import LEAVE_ONE_OUT, TIME_ORDERED, History, Mode
 from store.embedder import Embedder, EmbeddingCache
 from store.errors import TriageError
 from store.index import MemoryIndex
@@ -61,6 +72,7 @@ class QueryResult(BaseModel):
     lead_match: Match | None = None
     lead_applicability: float | None = None
     confidence: int = 0
+    known_incidents: int | None = None  # --replay: incidents in the memory it met
 
 
 class StateRow(BaseModel):
@@ -104,6 +116,11 @@ class EvalReport(BaseModel):
     summary: Summary
     by_kind: dict[str, Summary] = Field(default_factory=dict)
     memory: dict[str, str | int] = Field(default_factory=dict)
+    # --replay: what the queries above met; null for a queries file.
+    mode: Mode | None = None
+    # --replay time-ordered: every incident replayed again leave-one-out, on the same index.
+    summary_leave_one_out: Summary | None = None
+    undated: int | None = None  # --replay: incidents without started_at, known from the start
 
 
 def load_queries(path: Path) -> list[EvalQuery]:
@@ -142,11 +159,14 @@ def replay_alert(incident: Incident) -> str:
     return f"{incident.service}: {incident.title or ''}\n{incident.symptoms}"
 
 
-def replay_queries(memory: LoadedMemory) -> list[EvalQuery]:
-    """Each incident as the alert it would have raised, expecting its related incidents."""
-    known = {incident.id for incident in memory.incidents}
+def replay_queries(memory: LoadedMemory, mode: Mode = TIME_ORDERED,
+                   hidden: frozenset[str] = frozenset()) -> list[EvalQuery]:
+    """Each incident as the alert it would have raised, expecting its related incidents in
+    the memory it meets in ``mode`` (time-ordered: those known the day it started; ``hidden``
+    drills never)."""
+    history = History(memory.incidents, hidden)
     return [EvalQuery(qid=incident.id, kind="replay", alert=replay_alert(incident),
-                      expect=[i for i in incident.related if i in known])
+                      expect=history.known_related(incident, history.as_of(incident, mode)))
             for incident in memory.incidents]
 
 
@@ -160,11 +180,27 @@ def eval_index(settings: Settings, memory: LoadedMemory, embedder: Embedder | No
     return index
 
 
-def judge(found: Recall, memory: LoadedMemory, alert_text: str) -> Verdict:
-    """The verdict the console would show for this recall: quarantine applied, the alert's
-    service read from its text (the pipeline's own steps, without a model)."""
+def judge(found: Recall, memory: LoadedMemory, alert_text: str, now: datetime | None = None,
+          services: Collection[str] | None = None) -> Verdict:
+    """The verdict the console would show for this recall on ``now`` (None: the wall clock):
+    quarantine applied, the alert's service read from its text against ``services`` (default:
+    the memory's) — the pipeline's own steps, without a model."""
     return verdict(without(found, quarantine(found)),
-                   read_service(alert_text, None, memory.services))
+                   read_service(alert_text, None,
+                                memory.services if services is None else services), now)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One query as run: its recall, and the day and services it was judged with."""
+
+    query: EvalQuery
+    found: Recall
+    now: datetime | None = None
+    services: Collection[str] | None = None
+
+    def judged(self, memory: LoadedMemory, found: Recall | None = None) -> Verdict:
+        return judge(found or self.found, memory, self.query.alert, self.now, self.services)
 
 
 # The applicability bars the precision–coverage table is swept over.
@@ -188,15 +224,16 @@ def query_result(query: EvalQuery, found: Recall, judged: Verdict) -> QueryResul
         confidence=judged.confidence.value)
 
 
-def sweep(cases: list[tuple[EvalQuery, Recall]], memory: LoadedMemory,
+def sweep(cases: list[Case], memory: LoadedMemory,
           thresholds: tuple[float, ...] = SWEEP) -> list[PrecisionPoint]:
     """PROVEN precision and coverage with the strong bar moved to each threshold."""
-    answerable = sum(1 for query, _ in cases if query.expect)
+    answerable = sum(1 for case in cases if case.query.expect)
     points = []
     for threshold in thresholds:
         proven = right = shown = 0
-        for query, found in cases:
-            judged = judge(dataclasses.replace(found, strong=threshold), memory, query.alert)
+        for case in cases:
+            query = case.query
+            judged = case.judged(memory, dataclasses.replace(case.found, strong=threshold))
             if judged.state != "proven" or judged.lead is None:
                 continue
             proven += 1
@@ -210,26 +247,68 @@ def sweep(cases: list[tuple[EvalQuery, Recall]], memory: LoadedMemory,
 
 
 def run_eval(index: MemoryIndex, memory: LoadedMemory, queries: list[EvalQuery],
-             replay: bool = False, hidden: frozenset[str] = frozenset()) -> EvalReport:
+             replay: bool = False, hidden: frozenset[str] = frozenset(),
+             mode: Mode = TIME_ORDERED, now: datetime | None = None,
+             compare: bool | None = None) -> EvalReport:
     """Recall and the verdict for every query in one process; per-query rank, state and lead,
-    then the figures.
+    then the figures, judged on ``now`` (None: the wall clock).
 
-    ``hidden`` incidents (game-day drills, unless included) are never recalled."""
-    results = []
-    cases = []
-    for query in queries:
-        hidden_now = hidden | {query.qid} if replay else hidden
-        found = recall(index, query.alert, hidden=hidden_now)
-        cases.append((query, found))
-        results.append(query_result(query, found, judge(found, memory, query.alert)))
+    ``hidden`` incidents (game-day drills, unless included) are never recalled. With
+    ``replay`` each query is an incident (qid = its id) replayed in ``mode`` (module
+    docstring); ``compare`` (default: time-ordered) adds ``summary_leave_one_out``, each
+    incident replayed again leave-one-out on the same index."""
+    history = History(memory.incidents, hidden) if replay else None
+    results, cases = _run(index, memory, queries, hidden, mode if replay else None, now, history)
     kinds = sorted({r.kind for r in results if r.kind})
     summary = summarise(results).model_copy(update={"precision_coverage": sweep(cases, memory)})
+    leave_one_out = None
+    if history is not None and (compare if compare is not None else mode == TIME_ORDERED) \
+            and mode != LEAVE_ONE_OUT:
+        if history.same_in_both():
+            leave_one_out = summary  # no incident is dated: the very same replays
+        else:
+            by_qid = {q.qid: q for q in replay_queries(memory, LEAVE_ONE_OUT, hidden)}
+            again = [query.model_copy(update={"expect": by_qid[query.qid].expect})
+                     if query.qid in by_qid else query for query in queries]
+            rows, rerun = _run(index, memory, again, hidden, LEAVE_ONE_OUT, now, history)
+            leave_one_out = summarise(rows).model_copy(
+                update={"precision_coverage": sweep(rerun, memory)})
     return EvalReport(
         queries=results, summary=summary,
         by_kind={kind: summarise([r for r in results if r.kind == kind]) for kind in kinds},
         memory={"incidents": len(memory.incidents), "source_hash": memory.source_hash[:16],
                 "embedder": index.embedder_id or "none (lexical)",
-                "calibration": index.calibration.describe()})
+                "calibration": index.calibration.describe()},
+        mode=mode if replay else None, summary_leave_one_out=leave_one_out,
+        undated=history.undated if history is not None else None)
+
+
+def _run(index: MemoryIndex, memory: LoadedMemory, queries: list[EvalQuery],
+         hidden: frozenset[str], mode: Mode | None, now: datetime | None,
+         history: History | None) -> tuple[list[QueryResult], list[Case]]:
+    """Each query recalled and judged; ``mode`` None: a queries file (only ``hidden`` out),
+    else replays (qid = the incident replayed, out of the memory it meets in ``mode``)."""
+    by_id = {incident.id: incident for incident in memory.incidents}
+    results = []
+    cases = []
+    for query in queries:
+        incident = by_id.get(query.qid) if mode is not None else None
+        if mode is None or history is None:
+            case_hidden, when, services, known = hidden, now, None, None
+        elif incident is None:  # (a replay query of an id not in memory: itself hidden)
+            case_hidden, when, services, known = hidden | {query.qid}, now, None, None
+        else:
+            as_of = history.as_of(incident, mode)
+            case_hidden, when, known = as_of.hidden, as_of.now or now, as_of.known
+            # Time-ordered: the services known that day; leave-one-out: the memory's, as before.
+            services = ({i.service for i in memory.incidents if i.id not in as_of.hidden}
+                        if mode == TIME_ORDERED else None)
+        found = recall(index, query.alert, hidden=case_hidden)
+        case = Case(query, found, when, services)
+        cases.append(case)
+        result = query_result(query, found, case.judged(memory))
+        results.append(result.model_copy(update={"known_incidents": known}))
+    return results, cases
 
 
 def summarise(results: list[QueryResult]) -> Summary:

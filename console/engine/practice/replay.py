@@ -7,6 +7,14 @@ the candidates *and* from the document frequencies, so nothing is rebuilt per re
 briefing judged is the deterministic one the console shows without a model (quarantined
 records removed), so the figures are those of the rule, not of a model's prose.
 
+Time-ordered by default (history.py): a replay meets the memory as it was the day the incident
+started — incidents that started before it (a tie is not before), their ``related`` lists less
+the ids not yet known, judged on that day (``now`` = its ``started_at``). Undated incidents are
+known from the start; an undated incident is replayed against the other undated ones
+(``undated_rule``). Leave-one-out (``--leave-one-out``) meets today's memory less the incident,
+judged on the settings' clock. ``--all`` time-ordered also replays every incident
+leave-one-out on the same index: ``summary_leave_one_out``, so the difference shows.
+
 Per replay: the state and confidence tier shown; the rank of the incidents it names as
 ``related``; whether the lead recommendation's cited action is what RESOLVED the hidden
 incident — rule ``kind`` when both carry a kind (same kind = right), else rule ``cosine``
@@ -18,9 +26,18 @@ abstentions have their own row.
 ``triage drill --json`` (one id or ``--all``) prints one object, stable:
 
     {"memory": {"incidents": 38, "source_hash": "16 hex", "embedder": "all-MiniLM-L6-v2",
-                "include_drills": false, "skipped_drills": 0},
+                "include_drills": false, "skipped_drills": 0,
+                "undated": 0},            # = "undated" below
+     "mode": "time-ordered | leave-one-out",  # what the replays below met
+     "undated": 0,                        # incidents without started_at (drills hidden: not
+                                          # counted), known from the start
+     "undated_rule": "…",                 # how an undated incident is replayed, in words
      "same_fix_cosine": 0.54,             # the calibrated threshold of the cosine rule
-     "wall_seconds": 4.2,
+     "wall_seconds": 4.2,                 # both passes, for a time-ordered --all
+     "summary_leave_one_out": {…} | null, # as "summary", every incident replayed leave-one-out
+                                          # on the same index; filled for a time-ordered --all
+                                          # (null otherwise; with no dated incident it equals
+                                          # "summary": the same replays)
      "summary": {                         # over the replays below (meaningful for --all)
         "replays": 38,
         "with_related": 12,               # replays naming a related incident in memory
@@ -54,11 +71,16 @@ abstentions have their own row.
         "warnings": ["INC-1/A1"],
         "warned_right": true | false | null,  # null: hidden saw no kind go WORSENED
         "warned_matches": [{"action_id": "INC-1/A1", "kind": "restart",
-                            "hidden_action_id": "INC-2041/A1"}]}]}
+                            "hidden_action_id": "INC-2041/A1"}],
+        "lead_match": "strong | elsewhere | weak" | null,
+        "started_at": "2025-01-27T15:12:00+00:00" | null,   # the replayed incident's (UTC)
+        "known_incidents": 12}]}          # incidents in the memory this replay met
 
-``--all`` caches this report (``DATA/drill.json``) with the memory's content hash and the
-embedder id: ``track_record(settings, memory)`` gives each tier's record and whether the
-memory (or embedder, or the drills setting) changed since.
+``--all`` caches this report (``DATA/drill.json``, version DRILL_FILE_VERSION; time-ordered
+only — ``--all --leave-one-out`` is printed, not saved) with the memory's content hash and the
+embedder id: ``track_record(settings, memory)`` gives each tier's record (time-ordered
+``summary``) and whether the memory (or embedder, or the drills setting) changed since. A file
+of an older version reads as no record: run ``triage drill --all`` again.
 """
 
 from __future__ import annotations
@@ -80,6 +102,14 @@ from console.engine.briefing.models import Briefing, Match, State
 from console.engine.config import Settings
 from console.engine.pipeline import quarantine, without
 from console.engine.practice.evaluate import replay_alert
+from console.engine.practice.history import (
+    LEAVE_ONE_OUT,
+    TIME_ORDERED,
+    UNDATED_RULE,
+    History,
+    Mode,
+    instant,
+)
 from store.embedder import Embedder, embed_cached, normalised
 from store.index import MemoryIndex
 from store.loader import LoadedMemory
@@ -101,7 +131,8 @@ TIERS: tuple[Literal["0", "1", "2", "3+"], ...] = ("0", "1", "2", "3+")
 Tier = Literal["0", "1", "2", "3+"]
 Z_95 = 1.959963984540054
 RANKED_SHOWN = 10
-DRILL_FILE_VERSION = 1
+# 2: replays are time-ordered (issue 20); a version-1 file (leave-one-out figures) is no record.
+DRILL_FILE_VERSION = 2
 
 
 class UnknownIncident(ValueError):
@@ -157,6 +188,8 @@ class Replay(BaseModel):
     warned_right: bool | None
     warned_matches: list[WarnedMatch] = Field(default_factory=list)
     lead_match: Match | None = None
+    started_at: str | None = None  # the replayed incident's start (UTC); null: undated
+    known_incidents: int = 0       # incidents in the memory this replay met
 
 
 class TierRow(BaseModel):
@@ -218,6 +251,11 @@ class ReplayReport(BaseModel):
     wall_seconds: float
     summary: ReplaySummary
     replays: list[Replay]
+    mode: Mode = TIME_ORDERED
+    # The same replays leave-one-out, on the same index: filled for a time-ordered --all.
+    summary_leave_one_out: ReplaySummary | None = None
+    undated: int = 0               # incidents without started_at: known from the start
+    undated_rule: str = UNDATED_RULE
 
 
 class Judge:
@@ -273,11 +311,14 @@ def _kind(kind: str | None) -> str:
 
 
 def replay(index: MemoryIndex, memory: LoadedMemory, incident: Incident, judge: Judge,
-           hidden: frozenset[str] = frozenset()) -> Replay:
-    """One incident replayed as an alert with itself (and ``hidden``) out of the memory."""
-    alert, found, usable, briefing = _replayed(index, memory, incident, hidden)
+           hidden: frozenset[str] = frozenset(), now: datetime | None = None) -> Replay:
+    """One incident replayed as an alert with itself (and ``hidden``) out of the memory, judged
+    as of ``now`` (None: the wall clock). :func:`run_replays` gives each replay its
+    ``hidden`` and ``now`` from history.History.as_of (time-ordered or leave-one-out)."""
+    out = hidden | {incident.id}
+    alert, found, usable, briefing = _replayed(index, memory, incident, out, now)
     ranked = [r.incident_id for r in found.ranked]
-    present = {i.id for i in memory.incidents} - hidden - {incident.id}
+    present = {i.id for i in memory.incidents} - out
     related = [r for r in incident.related if r in present]
     abstained = briefing.state == "no_prior_incident"
     rank = next((n for n, i in enumerate(ranked, 1) if i in related), None)
@@ -313,37 +354,53 @@ def replay(index: MemoryIndex, memory: LoadedMemory, incident: Incident, judge: 
         warnings=[w.action_id for w in briefing.warnings],
         warned_right=(bool(matches) if worsened else None), warned_matches=matches,
         lead_match=(briefing.recommendations[0].applies if briefing.recommendations
-                    and not abstained else None))
+                    and not abstained else None),
+        started_at=(instant(incident.started_at).isoformat()  # type: ignore[union-attr]
+                    if incident.started_at is not None else None),
+        known_incidents=len(present))
 
 
 def replay_briefing(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
-                    hidden: frozenset[str] = frozenset()) -> Briefing:
-    """The briefing the console would have shown for ``incident``'s replay (as :func:`replay`
-    judges it): deterministic, with the incident (and ``hidden``) out of the memory."""
-    return _replayed(index, memory, incident, hidden)[3]
+                    hidden: frozenset[str] = frozenset(), mode: Mode = TIME_ORDERED,
+                    now: datetime | None = None) -> Briefing:
+    """The briefing the console would have shown for ``incident``'s replay in ``mode`` (as
+    :func:`run_replays` judges it): deterministic, with the incident, ``hidden`` (the hidden
+    drills) and — time-ordered — whatever was not yet known out of the memory, judged on the
+    incident's start (``now``, the caller's clock, when it has none)."""
+    as_of = History(memory.incidents, hidden).as_of(incident, mode)
+    return _replayed(index, memory, incident, as_of.hidden, as_of.now or now)[3]
 
 
 def _replayed(index: MemoryIndex, memory: LoadedMemory, incident: Incident,
-              hidden: frozenset[str]) -> tuple[str, Recall, Recall, Briefing]:
-    """The replayed alert, its recall, that recall less quarantined actions, its briefing."""
+              out: frozenset[str], now: datetime | None
+              ) -> tuple[str, Recall, Recall, Briefing]:
+    """The replayed alert, its recall, that recall less quarantined actions, its briefing;
+    ``out`` (the incident itself among them) is not in the memory it meets."""
     alert = replay_alert(incident)
-    out = hidden | {incident.id}
+    out = out | {incident.id}
     found = recall(index, alert, hidden=out)
     usable = without(found, quarantine(found))
     # The services the memory knows without the replayed incident: a service only it had is
     # new to the replay, as it was when the incident happened.
     services = {i.service for i in memory.incidents if i.id not in out}
     service = read_service(alert, None, services)
-    return alert, found, usable, deterministic_briefing(usable, len(memory.incidents), None,
-                                                        service=service)
+    known = sum(1 for i in memory.incidents if i.id not in out)
+    return alert, found, usable, deterministic_briefing(usable, known, None, service=service,
+                                                        now=now)
 
 
 def run_replays(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
-              incident_ids: list[str] | None = None, judge: Judge | None = None,
-              progress: Callable[[int, int], None] | None = None) -> ReplayReport:
-    """Replay ``incident_ids`` (default: every incident, drills only if included) on one index.
+                incident_ids: list[str] | None = None, judge: Judge | None = None,
+                progress: Callable[[int, int], None] | None = None, mode: Mode = TIME_ORDERED,
+                compare: bool | None = None) -> ReplayReport:
+    """Replay ``incident_ids`` (default: every incident, drills only if included) on one index,
+    each against the memory of ``mode`` (history.py: time-ordered = as it was the day the
+    incident started; leave-one-out = all of it less itself).
 
-    Raises UnknownIncident for an id that is not in memory."""
+    ``compare`` (default: when every incident is replayed time-ordered) replays them all again
+    leave-one-out on the same index for ``summary_leave_one_out`` — skipped, the figures being
+    the same replays, when no incident is dated. Raises UnknownIncident for an id that is not
+    in memory."""
     started = time.monotonic()
     by_id = {i.id: i for i in memory.incidents}
     drills = settings.hidden_drills(memory.drill_ids)
@@ -355,20 +412,42 @@ def run_replays(index: MemoryIndex, memory: LoadedMemory, settings: Settings,
             raise UnknownIncident(", ".join(unknown))
         chosen = [by_id[i] for i in incident_ids]
     judge = judge or Judge(index.embedder, index)
-    replays: list[Replay] = []
-    for done, incident in enumerate(chosen):
-        if progress is not None:
-            progress(done, len(chosen))
-        replays.append(replay(index, memory, incident, judge, drills))
+    history = History(memory.incidents, drills)
+    if compare is None:
+        compare = incident_ids is None and mode == TIME_ORDERED
+    passes: list[Mode] = [mode]
+    if compare and mode != LEAVE_ONE_OUT and not history.same_in_both():
+        passes.append(LEAVE_ONE_OUT)
+    total = len(chosen) * len(passes)
+    clock = settings.now()
+    results: dict[Mode, list[Replay]] = {}
+    done = 0
+    for pass_mode in passes:
+        results[pass_mode] = []
+        for incident in chosen:
+            if progress is not None:
+                progress(done, total)
+            as_of = history.as_of(incident, pass_mode)
+            results[pass_mode].append(replay(index, memory, incident, judge, as_of.hidden,
+                                             as_of.now or clock))
+            done += 1
     if progress is not None:
-        progress(len(chosen), len(chosen))
+        progress(total, total)
+    replays = results[mode]
+    summary = summarise(replays)
+    leave_one_out = None
+    if compare and mode != LEAVE_ONE_OUT:
+        leave_one_out = (summarise(results[LEAVE_ONE_OUT]) if LEAVE_ONE_OUT in results
+                         else summary)
     return ReplayReport(
         memory={"incidents": len(memory.incidents), "source_hash": memory.source_hash[:16],
                 "embedder": index.embedder_id or "none (lexical)",
                 "include_drills": settings.include_drills,
-                "skipped_drills": len(drills) if incident_ids is None else 0},
+                "skipped_drills": len(drills) if incident_ids is None else 0,
+                "undated": history.undated},
         same_fix_cosine=judge.threshold, wall_seconds=round(time.monotonic() - started, 2),
-        summary=summarise(replays), replays=replays)
+        summary=summary, replays=replays, mode=mode, summary_leave_one_out=leave_one_out,
+        undated=history.undated)
 
 
 def summarise(replays: list[Replay]) -> ReplaySummary:
@@ -425,7 +504,8 @@ def summarise(replays: list[Replay]) -> ReplaySummary:
 # --- the cached track record ---------------------------------------------------------------
 
 class ReplayFile(BaseModel):
-    """What ``DATA/drill.json`` holds: the last ``--all`` report and what it was run on."""
+    """What ``DATA/drill.json`` holds: the last time-ordered ``--all`` report and what it was run
+    on. A file of another ``version`` (1: leave-one-out figures) is read as no record."""
 
     version: int = DRILL_FILE_VERSION
     source_hash: str
@@ -454,6 +534,8 @@ class TrackRecord(BaseModel):
 def save_replays(settings: Settings, memory: LoadedMemory, report: ReplayReport,
                       embedder_id: str | None) -> Path:
     """Write the ``--all`` report beside the index (atomically: write, then rename)."""
+    if report.mode != TIME_ORDERED:
+        raise ValueError("the track record is time-ordered: a leave-one-out report is not saved")
     path = settings.replay_path
     path.parent.mkdir(parents=True, exist_ok=True)
     record = ReplayFile(source_hash=memory.source_hash, embedder=embedder_id,
@@ -466,11 +548,17 @@ def save_replays(settings: Settings, memory: LoadedMemory, report: ReplayReport,
 
 
 def read_saved(settings: Settings) -> ReplayFile | None:
-    """The last `replay all` saved in the data dir (None when none was run, or unreadable)."""
+    """The last `replay all` saved in the data dir (None when none was run, it is unreadable,
+    or it was written by another version — `triage drill --all` writes it again)."""
     try:
-        return ReplayFile.model_validate_json(settings.replay_path.read_text(encoding="utf-8"))
+        text = settings.replay_path.read_text(encoding="utf-8")
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("version") != DRILL_FILE_VERSION:
+            return None
+        saved = ReplayFile.model_validate(data)
     except (OSError, ValueError, ValidationError):
         return None
+    return saved if saved.report.mode == TIME_ORDERED else None
 
 
 def record_of(saved: ReplayFile, settings: Settings, memory: LoadedMemory | None,

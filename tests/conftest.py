@@ -28,12 +28,19 @@ _MACHINE_ENV = (
 )
 
 
+# A month after the bundled memory's newest incident (2026-11-03).
+TEST_NOW = "2026-12-02T12:00:00Z"
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Data dir under tmp_path, the bundled memory, and no model/host from the machine."""
     data_dir = tmp_path / "data"
     monkeypatch.setenv("TRIAGE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("TRIAGE_INCIDENTS", str(BUNDLED_INCIDENTS))
+    # One fixed day for every test, so ages, "old evidence" and snapshots never move with the
+    # calendar (a test of the clock itself sets or clears it).
+    monkeypatch.setenv("TRIAGE_NOW", TEST_NOW)
     for name in _MACHINE_ENV:
         monkeypatch.delenv(name, raising=False)
     return data_dir

@@ -90,10 +90,10 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
     alert, recalled, groups = recall_alert(request.alert, snapshot, cancel)    # 1. recall
     quarantined = quarantine(recalled)                                          # 2. quarantine
     usable = without(recalled, quarantined)
-    judged = verdict(usable, service_of(alert, snapshot.memory),                # 3. verdict
-                     snapshot.settings.now())
+    now = snapshot.settings.now()
+    judged = verdict(usable, service_of(alert, snapshot.memory), now)           # 3. verdict
     records = [r.model_copy(update={"quarantined": r.action_id in quarantined})
-               for r in recalled_records(recalled, judged.matches)]
+               for r in recalled_records(recalled, judged.matches, now)]
     hooks.recalled(records)
     cancel.check()
     notices = _notices(snapshot, alert, quarantined, groups)

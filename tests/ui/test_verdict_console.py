@@ -65,7 +65,9 @@ async def test_a_fix_proven_only_on_another_service_is_not_shown_as_proven_here(
     # The warning's incident is the same failure on another service, and says so first.
     assert "⚠ (same failure, other service) Don't repeat: Restarted all payments-api" in body
     assert body.index("⚠") < body.index("~ 1.")
-    assert rows[0].startswith("INC-2041\n same failure, other service\nINC-2041/A1 WORSENED")
+    # … then when it started and how long before "now" (TRIAGE_NOW 2026-12-02, conftest).
+    assert rows[0].startswith("INC-2041\n same failure, other service\n 2026-03-14 · 9 months "
+                              "ago\nINC-2041/A1 WORSENED")
     assert not any("same failure, other service" in row for row in rows[1:])  # once an incident
 
 
@@ -84,10 +86,14 @@ async def test_what_was_tried_without_effect_is_one_cited_line_each(
         assert line.startswith(f"  · {tried.text} — {tried.action_id}")
         assert len(line) <= max(LINE_BUDGET, len(f"  · {tried.text} — {tried.action_id}"))
     assert body.index("✓ 1.") < body.index("Tried without effect") < body.index("Recalled 5")
-    # Each incident's line says how it applies, in words.
-    heads = [row.split("\n")[0] for row in rows if "· " in row.split("\n")[0]]
-    incidents = dict.fromkeys(r.incident_id for r in briefing.recalled)
-    assert heads == [f"{incident} · same failure" for incident in incidents]
+    # Each incident's line says how it applies, in words; all five are the same failure, so
+    # the newest comes first, each with its date and age.
+    heads = [row.split("\n")[:2] for row in rows if "· " in row.split("\n")[0]]
+    assert heads == [["INC-2077 · same failure", " 2026-04-09 · 8 months ago"],
+                     ["INC-1853 · same failure", " 2026-01-30 · 10 months ago"],
+                     ["INC-1745 · same failure", " 2025-10-03 · 14 months ago"],
+                     ["INC-1619 · same failure", " 2025-05-20 · 18 months ago"],
+                     ["INC-1518 · same failure", " 2025-01-27 · 22 months ago"]]
 
 
 async def test_a_fix_in_a_conflict_warning_never_appears_as_a_proven_line(

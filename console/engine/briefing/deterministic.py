@@ -15,6 +15,7 @@ from console.engine.briefing.models import (
     RecalledRecord,
     SearchInfo,
 )
+from console.engine.briefing.timeline import age, moment
 from console.engine.briefing.verdict import Verdict, verdict
 from store.recall import Recall
 
@@ -27,27 +28,29 @@ def shown_score(fused: float) -> float:
 
 
 def recalled_records(recall: Recall, matches: Mapping[str, Applicability] | None = None,
-                     ) -> list[RecalledRecord]:
+                     now: datetime | None = None) -> list[RecalledRecord]:
     """The recall as the sidebar and the JSON show it: every action, or the bare incident,
-    each with its incident's match class and applicability (the same for all of its records)."""
+    each with its incident's match class and applicability (the same for all of its records),
+    when it started and how long before ``now``."""
     records = []
     for incident in recall.incidents:
         found = (matches or {}).get(incident.incident_id)
         match: Match = found.match if found else "weak"
         applies = found.score if found else 0.0
+        started, ago = incident.started_at, age(moment(incident.started_at), now)
         if not incident.actions:
             records.append(RecalledRecord(
                 incident_id=incident.incident_id, action_id=None, service=incident.service,
                 outcome=None, score=shown_score(incident.score), text=incident.document,
                 title=incident.title, cosine=incident.cosine, bm25=incident.bm25, match=match,
-                applicability=applies))
+                applicability=applies, started_at=started, age=ago))
         records.extend(RecalledRecord(
             incident_id=a.incident_id, action_id=a.action_id, service=a.service,
             outcome=a.outcome, score=shown_score(a.score), text=a.text, title=a.title,
             action=a.action,
             explanation=a.explanation, kind=a.kind, confirmed=a.confirmed,
             cosine=incident.cosine, bm25=incident.bm25, match=match, applicability=applies,
-        ) for a in incident.actions)
+            started_at=started, age=ago) for a in incident.actions)
     return records
 
 
@@ -75,7 +78,8 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
     judged = judged or verdict(recall, service, now)
     return Briefing(
         state=judged.state, source="deterministic", model=None, degraded=degraded,
-        recalled=records if records is not None else recalled_records(recall, judged.matches),
+        recalled=(records if records is not None
+                  else recalled_records(recall, judged.matches, now)),
         attempts=attempts or [], guard_log=guard_log or [],
         summary=summary(recall, judged, memory_incidents),
         recommendations=judged.recommendations, warnings=judged.warnings,

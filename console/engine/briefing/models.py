@@ -39,6 +39,9 @@ class RecalledRecord(BaseModel):
     quarantined: bool = False
     match: Match = "weak"
     applicability: float = 0.0
+    # When its incident started (ISO, "" undated) and how long before the briefing's "now".
+    started_at: str = ""
+    age: CleanStr = ""
 
 
 class Evidence(BaseModel):

@@ -62,7 +62,8 @@ def month(when: datetime) -> str:
 
 def age(then: datetime | None, now: datetime | None) -> str:
     """How long ago, in words an engineer says: "today", "yesterday", "14 days ago",
-    "3 months ago", "2 years ago" ("" when undated; "in the future" past ``now``)."""
+    "3 months ago", "14 months ago", "2 years ago" ("" when undated; "after now" when it
+    started after ``now``)."""
     if then is None:
         return ""
     days = (clock(now) - then).days
@@ -74,10 +75,8 @@ def age(then: datetime | None, now: datetime | None) -> str:
         return "yesterday"
     if days < 60:
         return f"{days} days ago"
-    if days < 365:
-        return f"{min(11, round(days / 30.44))} months ago"
     if days < 730:
-        return "over a year ago"
+        return f"{round(days / 30.44)} months ago"
     return f"{days // 365} years ago"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from rich.text import Text
 from textual.binding import Binding
@@ -32,10 +33,21 @@ class RecordScreen(Dialog):
         header = Text(f"{label}  score {record.score:.2f}{_components(record)}\n", style="bold")
         header.append(f"{record.incident_id}: {MATCH_WORDS[record.match]} · applicability "
                       f"{record.applicability:.2f}\n")
+        header.append(_started(record) + "\n")
         if not record.confirmed:
             header.append("explanation suspected, not confirmed\n", style="yellow")
         yield Static(header + Text("\n") + Text(record.text), markup=False, id="record-text")
         yield Static(Text("Esc to close", style="dim"), markup=False)
+
+
+def _started(record: RecalledRecord) -> str:
+    """"started 2026-04-09 08:55 UTC · 236 days ago", or that no start time was recorded."""
+    try:
+        when = datetime.fromisoformat(record.started_at)
+    except ValueError:
+        return "undated: no start time recorded"
+    when = when.astimezone(UTC) if when.tzinfo else when
+    return (f"started {when:%Y-%m-%d %H:%M} UTC" + (f" · {record.age}" if record.age else ""))
 
 
 def _components(record: RecalledRecord) -> str:

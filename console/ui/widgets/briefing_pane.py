@@ -76,8 +76,9 @@ def briefing_renderable(briefing: Briefing) -> Text:
     """The briefing as plain Text: stored and model text is never parsed as markup.
 
     Warnings come first and the lead fix right after them, so a terminal of 24 rows shows both
-    (the state is on the pane's status line); the runner-up, the model's reading, what was
-    tried without effect, the summary and the provenance follow."""
+    (the state is on the pane's status line), then whether this failure keeps coming back; the
+    other fixes, the runner-up, the model's reading, what was tried without effect, the summary
+    and the provenance follow."""
     text = Text()
     for warning in briefing.warnings:
         text.append("⚠ ", style="bold red")
@@ -88,9 +89,12 @@ def briefing_renderable(briefing: Briefing) -> Text:
         text.append("\n")
     for number, rec in enumerate(briefing.recommendations, 1):
         text.append_text(recommendation_renderable(number, rec, briefing.alert_service))
-    if briefing.recommendations:
-        text.append("\n")
-    text.append_text(recurrence_renderable(briefing))
+        if number == 1:  # that it keeps coming back is read with the lead, not below the list
+            text.append_text(recurrence_renderable(briefing))
+    if not briefing.recommendations:
+        text.append_text(recurrence_renderable(briefing))
+    elif briefing.recommendations[1:] or briefing.recurrence is None:
+        text.append("\n")  # (the recurrence block ends in its own blank line)
     if briefing.runner_up is not None:
         runner = briefing.runner_up
         text.append("Runner-up (nearly as close a match): ", style="bold")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -41,13 +42,48 @@ def match_words() -> Mapping[Match, str]:
 
 def incident_line(record: RecalledRecord) -> Text:
     """The incident's line above its first record: how it applies to this alert, in words
-    (on a line of their own when both would not fit the sidebar's narrowest width)."""
+    (on a line of their own when both would not fit the sidebar's narrowest width), then when
+    it started and how long ago."""
     words = match_words()[record.match]
     text = Text(record.incident_id, style="bold underline")
     fits = len(record.incident_id) + 3 + len(words) <= INCIDENT_LINE
     text.append(" · " if fits else "\n ")
     text.append(words, style=MATCH_STYLES[record.match])
+    text.append("\n ")
+    text.append_text(when_text(record))
     return text
+
+
+def when_text(record: RecalledRecord) -> Text:
+    """"2026-04-09 · 236 days ago", or "undated" (dimmed)."""
+    if not record.started_at:
+        return Text("undated", style="dim italic")
+    return Text(f"{record.started_at[:10]}" + (f" · {record.age}" if record.age else ""),
+                style="dim")
+
+
+MATCH_RANK = {"strong": 2, "elsewhere": 1, "weak": 0}
+
+
+def by_strength_then_newest(records: list[RecalledRecord]) -> list[RecalledRecord]:
+    """Incidents strongest class first and, within a class, newest first (undated last); each
+    incident's records stay together in the order they were taken."""
+    incidents: dict[str, list[RecalledRecord]] = {}
+    for record in records:
+        incidents.setdefault(record.incident_id, []).append(record)
+    order = sorted(incidents.values(), key=lambda group: (
+        -MATCH_RANK.get(group[0].match, 0), not group[0].started_at,
+        _reverse(group[0].started_at)))
+    return [record for group in order for record in group]
+
+
+def _reverse(started_at: str) -> float:
+    """Newest first: minus the moment's timestamp (a time without zone is UTC, as stored)."""
+    try:
+        when = datetime.fromisoformat(started_at)
+    except ValueError:
+        return 0.0
+    return -(when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def record_option(record: RecalledRecord, drill: bool = False, first: bool = False) -> Text:
@@ -94,8 +130,9 @@ class RecalledSidebar(OptionList):
 
     def show_records(self, records: list[RecalledRecord],
                      drills: frozenset[str] = frozenset()) -> None:
-        """``drills``: incidents recorded in a game day (marked ◆ drill)."""
-        self.records = list(records)
+        """``drills``: incidents recorded in a game day (marked ◆ drill). Shown strongest
+        class first, newest first within a class."""
+        self.records = by_strength_then_newest(list(records))
         self.clear_options()
         seen: set[str] = set()
         options = []

@@ -95,7 +95,8 @@ class ClosingFix:
 
     action: str
     resolved: frozenset[str]
-    action_ids: tuple[str, ...]
+    # (incident id, action id) of each RESOLVED action, so only a family's own are cited.
+    actions: tuple[tuple[str, str], ...]
 
 
 def recurrence(recall: Recall, matches: Mapping[str, Match], fixes: list[ClosingFix],
@@ -135,7 +136,8 @@ def recurrence(recall: Recall, matches: Mapping[str, Match], fixes: list[Closing
         + [i.incident_id for i in family if moment(i.started_at) is None],
         undated=len(family) - len(dated),
         fix_resolved=closed,
-        fix_action_ids=list(closing.action_ids) if closing is not None and closed else [])
+        fix_action_ids=[action for incident, action in closing.actions if incident in ids]
+        if closing is not None else [])
 
 
 def _family_service(strong: list[RecalledIncident], lead_incident: str | None) -> str:

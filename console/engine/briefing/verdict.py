@@ -162,7 +162,7 @@ def verdict(recall: Recall, service: ServiceRead, now: datetime | None = None) -
     lead = ranked[0] if ranked else None
     state: State = "proven" if lead is not None and _proves(lead) else "unproven"
     closing = [ClosingFix(r.recommendation.action, frozenset(r.resolved_strong),
-                          tuple(e.action_id for e in r.recommendation.evidence
+                          tuple((e.incident_id, e.action_id) for e in r.recommendation.evidence
                                 if e.incident_id in r.resolved_strong and e.outcome.is_proof))
                for r in ranked if r.resolved_strong]
     recurs = recurrence(recall, {i: a.match for i, a in matches.items()}, closing,

@@ -39,7 +39,49 @@ def test_all_json_on_a_small_memory_with_progress_and_a_cached_track_record(
     assert "replaying 8/8 (100%" in result.stderr
     cached = json.loads((data_dir / "drill.json").read_text(encoding="utf-8"))
     assert cached["report"]["summary"] == doc["summary"]
+    assert cached["version"] == 2
     assert not (data_dir / "index").exists()  # the team's index is never built over
+    # No incident is dated: every one is known from the start, and time-ordered replays are
+    # the leave-one-out ones (run once: 8 replays above, not 16).
+    assert (doc["mode"], doc["undated"], doc["memory"]["undated"]) == ("time-ordered", 8, 8)
+    assert doc["summary_leave_one_out"] == doc["summary"]
+    assert all(r["started_at"] is None and r["known_incidents"] == 7 for r in doc["replays"])
+
+
+def dated_fixture(path: Path) -> Path:
+    """FIXTURE with the KeyError family dated K1 < K2 < K3 < K4 (the rest undated)."""
+    rows = [dict(row) for row in FIXTURE]
+    for n, row in enumerate(rows[:4]):
+        row["started_at"] = f"2025-0{n + 1}-10T09:00:00Z"
+    path.write_text(yaml.safe_dump(rows, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_all_as_text_shows_time_ordered_and_leave_one_out(tmp_path: Path) -> None:
+    incidents = dated_fixture(tmp_path / "incidents.yaml")
+    data_dir = tmp_path / "data"
+    result = call_cli("drill", "--all", data_dir=data_dir, incidents=incidents)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "replays: time-ordered" in out and "4 undated (known from the start" in out
+    ordered, _, loo = out.partition("== leave-one-out")
+    assert "== time-ordered (the track record)" in ordered and loo
+    # K1 came first: time-ordered it has no earlier sibling; leave-one-out it had three.
+    k1 = next(line for line in out.splitlines() if line.startswith("K1 "))
+    assert "related rank" not in k1
+    assert "with related 7" in ordered and "with related 8" in loo
+    saved = json.loads((data_dir / "drill.json").read_text(encoding="utf-8"))
+    assert saved["report"]["summary"]["with_related"] == 7
+    assert saved["report"]["summary_leave_one_out"]["with_related"] == 8
+
+    again = call_cli("drill", "--all", "--json", "--leave-one-out", data_dir=tmp_path / "d2",
+                     incidents=incidents)
+    assert again.returncode == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert (doc["mode"], doc["summary_leave_one_out"]) == ("leave-one-out", None)
+    assert doc["summary"]["with_related"] == 8
+    assert "not saved as the track record" in again.stderr
+    assert not (tmp_path / "d2" / "drill.json").exists()
 
 
 def test_one_incident_as_text(tmp_path: Path) -> None:

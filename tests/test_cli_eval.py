@@ -130,11 +130,27 @@ def test_replay_hides_the_incident_it_replays(capsys: pytest.CaptureFixture[str]
     assert len(doc["queries"]) == len(load_incidents(BUNDLED_INCIDENTS).incidents)
     for query in doc["queries"]:
         assert query["qid"] not in query["ranked_incident_ids"]
-    # The five KeyError incidents are one family: replaying one finds its siblings.
+    # The five KeyError incidents are one family: replaying one finds its earlier siblings.
     keyerror = next(q for q in doc["queries"] if q["qid"] == "INC-1745")
-    assert keyerror["ranked_incident_ids"][0] in {"INC-1518", "INC-1619", "INC-1853", "INC-2077"}
+    assert keyerror["ranked_incident_ids"][0] in {"INC-1518", "INC-1619"}
+    # Time-ordered: the first of the family (2025-01-27) expects and ranks none of the later.
+    by_qid = {q["qid"]: q for q in doc["queries"]}
+    family = ["INC-1518", "INC-1619", "INC-1745", "INC-1853", "INC-2077"]
+    assert by_qid["INC-1518"]["expect"] == [] and by_qid["INC-2077"]["expect"] == family[:4]
+    assert not set(by_qid["INC-1518"]["ranked_incident_ids"]) & set(family)
+    assert (doc["mode"], doc["undated"]) == ("time-ordered", 0)
+    loo = doc["summary_leave_one_out"]
+    assert loo is not None and loo["answerable"] > doc["summary"]["answerable"]
+    rc, out, _ = run_eval(capsys, "--replay", "--json", "--leave-one-out")
+    assert rc == 0
+    old = json.loads(out)
+    assert (old["mode"], old["summary_leave_one_out"]) == ("leave-one-out", None)
+    assert old["summary"] == loo  # the same figures as the comparison pass
+    assert {q["qid"]: q for q in old["queries"]}["INC-1518"]["expect"] == family[1:]
 
 
 def test_exactly_one_source_of_queries(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = run_eval(capsys)
     assert rc == 2 and "--queries" in err
+    rc, _, err = run_eval(capsys, "--queries", str(BUNDLED_QUERIES), "--leave-one-out")
+    assert rc == 2 and "--leave-one-out is for --replay" in err

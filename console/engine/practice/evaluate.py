@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection
-from datetime import datetime
-from pathlib import Path
-
 from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -199,8 +199,19 @@ class Case:
     now: datetime | None = None
     services: Collection[str] | None = None
 
-    def judged(self, memory: LoadedMemory, found: Recall | None = None) -> Verdict:
-        return judge(found or self.found, memory, self.query.alert, self.now, self.services)
+    def judged(self, memory: LoadedMemory, strong: float | None = None) -> Verdict:
+        """:func:`judge` of the recall, with the strong bar moved to ``strong`` if given (the
+        quarantine, which no bar changes, is worked out once per case)."""
+        usable = self._usable
+        if strong is not None:
+            usable = dataclasses.replace(usable, strong=strong)
+        return verdict(usable, read_service(self.query.alert, None, memory.services
+                                            if self.services is None else self.services),
+                       self.now)
+
+    @cached_property
+    def _usable(self) -> Recall:
+        return without(self.found, quarantine(self.found))
 
 
 # The applicability bars the precision–coverage table is swept over.
@@ -233,7 +244,7 @@ def sweep(cases: list[Case], memory: LoadedMemory,
         proven = right = shown = 0
         for case in cases:
             query = case.query
-            judged = case.judged(memory, dataclasses.replace(case.found, strong=threshold))
+            judged = case.judged(memory, threshold)
             if judged.state != "proven" or judged.lead is None:
                 continue
             proven += 1

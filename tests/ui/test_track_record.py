@@ -96,3 +96,22 @@ async def test_the_drill_replays_the_memory_shown_and_the_record_follows(
         assert reopened.report is not None
         assert reopened.report.summary.replays == report.summary.replays
         assert "changed since" not in str(reopened.query_one("#drill-heading", Static).content)
+
+
+async def test_a_drill_saved_by_an_older_version_reads_as_none(bundled_data_dir: Path) -> None:
+    """A version-1 drill.json (leave-one-out figures, before replays were time-ordered) is no
+    track record: the panel says to run the drill, it does not show the old figures."""
+    import json
+
+    from console.engine.practice.replay import DRILL_FILE_VERSION
+
+    settings = Settings(incidents_path=BUNDLED_INCIDENTS, data_dir=bundled_data_dir)
+    settings.replay_path.write_text(json.dumps({
+        "version": DRILL_FILE_VERSION - 1, "source_hash": "x", "embedder": None,
+        "include_drills": False, "run_at": "2026-01-01T00:00:00+00:00",
+        "report": {"memory": {}, "same_fix_cosine": 0.54, "wall_seconds": 1.0,
+                   "summary": {}, "replays": []}}), encoding="utf-8")
+    app = TriageApp(settings, CountingEngine(settings))
+    async with app.run_test(size=SIZE) as pilot:
+        await brief(pilot, app, "payments service KeyError: 'amount' after deploy")
+        assert "track record: no drill run on this memory yet (F7 replays it)" in confidence(app)

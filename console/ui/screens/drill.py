@@ -1,5 +1,6 @@
-"""The drill screen: replay past incidents (each hidden from the memory it meets), see each
-replay's briefing, and each confidence tier's track record as a chart with its intervals.
+"""The drill screen: replay past incidents (each against the memory as it was the day it
+started — earlier incidents only), see each replay's briefing, and each confidence tier's
+track record as a chart with its intervals.
 
 The screen owns its drill: a run is a thread worker with a run id; its progress and its report
 come back as messages tagged with that id, and a late message of an older run is dropped.
@@ -31,7 +32,7 @@ from console.ui.messages import ReplaysSaved
 if TYPE_CHECKING:
     from console.engine.briefing.models import Briefing
     from console.engine.engine import TriageEngine
-    from console.engine.practice.replay import Replay, ReplayReport
+    from console.engine.practice.replay import Replay, ReplayReport, TierRow
     from console.ui.state import SavedReplay
 
 VERDICT = {True: ("right", "bold green"), False: ("wrong", "bold red"), None: ("—", "dim")}
@@ -54,7 +55,8 @@ class DrillScreen(Screen[None]):
 
     BINDINGS = [
         Key("a", "run_all", "Replay all", title="Drill: replay every incident",
-            tooltip="Replay every past incident with itself hidden (the track record per tier)",
+            tooltip="Replay every past incident against the memory as it was that day (the "
+                    "track record per tier)",
             id="drill-run-all"),
         Key("enter", "show_replay", "Briefing", show=False,
             tooltip="Show the highlighted replay's briefing", id="drill-show"),
@@ -140,11 +142,11 @@ class DrillScreen(Screen[None]):
             self.show_report(saved.report, stale=record.why if record.stale else "")
         else:
             self._heading("No drill has been run on this memory yet: press a to replay every "
-                          "incident with itself hidden (a replay briefs it as a new alert).")
+                          "incident as a new alert, against only the incidents before it.")
 
     def _heading(self, line: str, style: str = "") -> None:
         text = Text("Drill", style="bold")
-        text.append(" · replay past incidents, each hidden from the memory it meets · "
+        text.append(" · replay past incidents, each against the memory of its day · "
                     "a replay all · Enter a replay's briefing · Esc back\n", style="dim")
         text.append(line, style=style)
         self.query_one("#drill-heading", Static).update(text)
@@ -222,8 +224,10 @@ class DrillScreen(Screen[None]):
         related = (f"hit@1 {summary.hit_at_1:.2f} · hit@5 {summary.hit_at_5:.2f} · MRR "
                    f"{summary.mrr:.2f} over {summary.with_related} replays with related "
                    "incidents" if summary.with_related else "no incident names a related one")
-        line = (f"{summary.replays} replays in {report.wall_seconds:.1f}s · {related} · "
-                f"abstained {summary.abstained.replays}")
+        line = (f"{summary.replays} replays in {report.wall_seconds:.1f}s, each knowing only "
+                f"the incidents before it · {related} · abstained {summary.abstained.replays}")
+        if report.undated:
+            line += f" · {report.undated} undated incident(s) counted as known from the start"
         if stale:
             self._heading(f"{line}\nThe memory changed since this drill ({stale}): press a to "
                           "run it again.", "bold yellow")
@@ -232,6 +236,8 @@ class DrillScreen(Screen[None]):
         table = Text()
         for row in summary.tiers:
             table.append(row.line() + "\n")
+        if report.summary_leave_one_out is not None:
+            table.append_text(_hindsight(summary.tiers, report.summary_leave_one_out.tiers))
         table.append("Figures on a memory are only as real as the memory: the bundled one is a "
                      "demo written by us, not evidence.", style="dim")
         self.query_one("#drill-table", Static).update(table)
@@ -288,3 +294,18 @@ class DrillScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _hindsight(ordered: list[TierRow], loo: list[TierRow]) -> Text:
+    """The same tiers replayed leave-one-out (each incident hidden alone, later ones known):
+    what knowing the future would have added, so the difference shows."""
+    text = Text("With hindsight (leave-one-out, later incidents known): ", style="dim")
+    by_tier = {row.tier: row for row in ordered}
+    parts = []
+    for row in loo:
+        mine = by_tier.get(row.tier)
+        if not row.counted and not (mine and mine.counted):
+            continue
+        parts.append(f"tier {row.tier} {row.right}/{row.counted}")
+    text.append((" · ".join(parts) or "no tier counted") + "\n", style="dim")
+    return text

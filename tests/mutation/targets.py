@@ -58,6 +58,9 @@ TARGETS = (
             "tests/engine/briefing/test_fixes.py")),
     Target("console/engine/briefing/applicability.py", ("console.engine.briefing.applicability.*",),
            ("tests/engine/briefing/test_verdict_rules.py",)),
+    # Time in the memory: the recurrence line and each fix's history (issue 20).
+    Target("console/engine/briefing/timeline.py", ("console.engine.briefing.timeline.*",),
+           ("tests/engine/briefing/test_timeline.py",)),
     # recall.py is mutated in its two rule functions only: rank() (the fusion) and gate().
     Target("store/recall.py", ("store.recall.x_rank*", "store.recall.x_gate*"),
            ("tests/store/test_gate.py",)),

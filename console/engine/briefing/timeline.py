@@ -80,13 +80,6 @@ def age(then: datetime | None, now: datetime | None) -> str:
     return f"{days // 365} years ago"
 
 
-def newest_first(dated: Iterable[tuple[str, str]]) -> dict[str, int]:
-    """Each id's position when sorted newest first (undated last), for equal-strength ties."""
-    order = sorted(dated, key=lambda pair: moment(pair[1]) or datetime.min.replace(tzinfo=UTC),
-                   reverse=True)
-    return {incident_id: n for n, (incident_id, _) in enumerate(order)}
-
-
 # --- recurrence -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -245,5 +238,5 @@ def fix_history(resolved: Iterable[tuple[str, str]], failed: Iterable[tuple[str,
 
 
 __all__ = ["ROOT_CAUSE_SHOWN", "STALE_AFTER", "ClosingFix", "age", "clock", "day", "fix_history",
-           "moment", "month", "newest_first", "recurrence", "recurrence_sentence",
+           "moment", "month", "recurrence", "recurrence_sentence",
            "root_cause_lines"]

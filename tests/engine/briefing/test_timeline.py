@@ -25,7 +25,6 @@ from console.engine.briefing.timeline import (
     fix_history,
     moment,
     month,
-    newest_first,
     recurrence_sentence,
     root_cause_lines,
 )
@@ -551,12 +550,6 @@ def test_clock_day_and_month() -> None:
     assert before <= clock(None) <= datetime.now(UTC)
     assert day(datetime(2026, 3, 4, 23, 59, tzinfo=UTC)) == "2026-03-04"
     assert month(datetime(987, 3, 4, tzinfo=UTC)) == "0987-03"
-
-
-def test_newest_first_orders_by_start_undated_last() -> None:
-    order = newest_first([("INC-1", "2026-01-01T00:00:00Z"), ("INC-2", ""),
-                          ("INC-3", "2026-03-01T00:00:00Z"), ("INC-4", "2026-02-01T00:00:00")])
-    assert order == {"INC-3": 0, "INC-4": 1, "INC-1": 2, "INC-2": 3}
 
 
 def shaped(**fields: Any) -> Recurrence:

@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,19 @@ _MACHINE_ENV = (
 
 # A month after the bundled memory's newest incident (2026-11-03).
 TEST_NOW = "2026-12-02T12:00:00Z"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_day() -> Iterator[None]:
+    """The suite's clock: every Settings without TRIAGE_NOW reads TEST_NOW too (engines built
+    directly and in module-scoped fixtures), so ages, "old evidence" and snapshots never move
+    with the calendar. tests/engine/test_now.py puts the wall clock back to test it."""
+    from console.engine import config
+
+    moment = datetime.fromisoformat(TEST_NOW)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(config, "clock", lambda: moment)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -28,7 +28,7 @@ import pytest
 from store.calibration import MINILM_ID
 from store.index import freshness
 from store.loader import load_incidents
-from tests.conftest import BUNDLED_INCIDENTS, REPO_ROOT
+from tests.conftest import BUNDLED_INCIDENTS, REPO_ROOT, TEST_NOW
 
 CHECKOUT = "checkout-service p99 latency up, intermittent database connection errors"
 KEYERROR = "payments service KeyError: 'amount' after deploy"
@@ -45,7 +45,8 @@ def run_cli(*args: str, data_dir: Path, incidents: Path = BUNDLED_INCIDENTS,
     """``python -m console ARGS`` from the repo root with its own data dir and memory."""
     env = {k: v for k, v in os.environ.items() if k not in _MACHINE_ENV}
     env.update(TRIAGE_DATA_DIR=str(data_dir), TRIAGE_INCIDENTS=str(incidents),
-               **(extra_env or {}))
+               TRIAGE_NOW=TEST_NOW)  # the suite's one day, also from module-scoped fixtures
+    env.update(extra_env or {})
     completed = subprocess.run(
         [sys.executable, "-m", "console", *args], cwd=REPO_ROOT, env=env, input=stdin,
         capture_output=True, timeout=180, check=False)
@@ -69,6 +70,7 @@ def call_cli(*args: str, data_dir: Path, incidents: Path = BUNDLED_INCIDENTS,
             env.delenv(name, raising=False)
         env.setenv("TRIAGE_DATA_DIR", str(data_dir))
         env.setenv("TRIAGE_INCIDENTS", str(incidents))
+        env.setenv("TRIAGE_NOW", TEST_NOW)
         for name, value in (extra_env or {}).items():
             env.setenv(name, value)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +46,14 @@ class Secret:
         return hash(self._value)
 
 
+def wall_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+# What Settings.now() reads when no moment is fixed (tests/conftest.py sets it for the suite).
+clock: Callable[[], datetime] = wall_clock
+
+
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     """Where the memory lives and which models to use; see README for each variable."""
@@ -78,7 +86,9 @@ class Settings:
     fixed_now: datetime | None = None
 
     def now(self) -> datetime:
-        return self.fixed_now if self.fixed_now is not None else datetime.now(UTC)
+        """``fixed_now`` (TRIAGE_NOW), else the module's clock (the wall clock; the test suite
+        sets its own, so nothing it checks moves with the calendar)."""
+        return self.fixed_now if self.fixed_now is not None else clock()
 
     def __post_init__(self) -> None:
         for name in ("incidents_path", "data_dir"):  # callers may hand in str paths

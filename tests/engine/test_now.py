@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from console.__main__ import main
+from console.engine import config
 from console.engine.briefing.alert import parse_alert
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
@@ -27,7 +28,8 @@ def test_triage_now_is_read_as_an_aware_moment(value: str, expected: datetime) -
     assert settings.now() == expected and settings.now().utcoffset() is not None
 
 
-def test_without_triage_now_it_is_the_clock() -> None:
+def test_without_triage_now_it_is_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "clock", config.wall_clock)  # the suite fixes its own day
     before = datetime.now(UTC)
     now = Settings.from_env({"TRIAGE_NOW": ""}).now()
     assert before <= now <= datetime.now(UTC)

@@ -36,6 +36,10 @@ from store.index import MemoryIndex
 from store.loader import LoadedMemory
 from store.recall import Recall, recall
 
+# The provisional briefing's note: what the engineer reads while the model drafts.
+DRAFTING = ("the model is drafting — this is the memory's own briefing until its draft passes "
+            "the guards")
+
 
 @dataclass(frozen=True)
 class MemorySnapshot:
@@ -47,7 +51,8 @@ class MemorySnapshot:
 
 
 class Hooks:
-    """Where a request reports: recalled records, draft progress (rate-limited), the audit.
+    """Where a request reports: recalled records, the memory's own briefing while a model
+    drafts, draft progress (rate-limited), the audit.
 
     The defaults do nothing; the console passes callbacks that post tagged messages.
     """
@@ -55,15 +60,26 @@ class Hooks:
     def __init__(self, on_recall: Callable[[list[RecalledRecord]], None] | None = None,
                  on_progress: Callable[[Progress], None] | None = None,
                  audit: AuditLog | None = None, interval: float = STREAM_INTERVAL,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 on_provisional: Callable[[Briefing], None] | None = None) -> None:
         self._on_recall = on_recall
         self._on_progress = on_progress
+        self._on_provisional = on_provisional
         self.audit = audit
         self._throttle = Throttle(interval, clock)
+
+    @property
+    def wants_provisional(self) -> bool:
+        return self._on_provisional is not None
 
     def recalled(self, records: list[RecalledRecord]) -> None:
         if self._on_recall is not None:
             self._on_recall(records)
+
+    def provisional(self, briefing: Briefing) -> None:
+        """The memory's own briefing, shown while the model drafts (replaced by the final)."""
+        if self._on_provisional is not None:
+            self._on_provisional(briefing)
 
     def progress(self, progress: Progress) -> None:
         if self._on_progress is not None and self._throttle.due():
@@ -97,6 +113,11 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
     hooks.recalled(records)
     cancel.check()
     notices = _notices(snapshot, alert, quarantined, groups)
+    if client is not None and usable.incidents and hooks.wants_provisional:
+        # A CPU model takes a minute: the memory's own briefing is read meanwhile, and the
+        # final one (the model's, if its draft passes the guards) replaces it.
+        hooks.provisional(assemble(usable, records, quarantined, list(notices), DRAFTING,
+                                   snapshot, alert, None, groups, judged))
     steered = draft(usable, snapshot, hooks, client, cancel)                    # 4. draft
     cancel.check()
     briefing = assemble(usable, records, quarantined, notices, steered,         # 5. assemble

@@ -44,6 +44,7 @@ from console.ui.messages import (
     MemoryWanted,
     ModelState,
     PostmortemRequested,
+    ProvisionalBriefing,
     RecallReady,
     ReloadRequested,
     ReplayScreenRequested,
@@ -192,7 +193,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
 
     @work(thread=True, group="brief", exit_on_error=False)
     def run_brief(self, request: BriefingRequest) -> None:
-        from console.engine.briefing.models import RecalledRecord
+        from console.engine.briefing.models import Briefing, RecalledRecord
         from console.engine.briefing.request import BriefingCancelled
         from console.engine.model.client import Progress
         from console.engine.pipeline import Hooks
@@ -204,8 +205,12 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         def on_progress(progress: Progress) -> None:
             self.post_message(DraftProgress(progress, request.id))
 
+        def on_provisional(briefing: Briefing) -> None:
+            self.post_message(ProvisionalBriefing(briefing, request.id))
+
         try:
-            routed = self.engine.brief(request, Hooks(on_recall, on_progress, self.audit))
+            routed = self.engine.brief(request, Hooks(on_recall, on_progress, self.audit,
+                                                      on_provisional=on_provisional))
         except BriefingCancelled:
             self.audit.append({"event": "briefing_cancelled", "request": request.id})
             return
@@ -410,6 +415,17 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         if self._is_current(message.request_id, "recall") and self.main_screen is not None:
             self.main_screen.show_recall(message.records,
                                          asking_model=self.engine.model_client() is not None)
+
+    def on_provisional_briefing(self, message: ProvisionalBriefing) -> None:
+        """The memory's own briefing while the model drafts: read now, replaced by the final
+        one; nothing acts on it (verify, export and the tripwire wait for the final)."""
+        if self._is_current(message.request_id, "provisional briefing") \
+                and self.main_screen is not None:
+            saved, memory = self.state.saved_replay, self.engine.memory
+            self.main_screen.show_provisional(
+                message.briefing,
+                saved.line(message.briefing.confidence.tier) if saved is not None else "",
+                memory.drill_ids if memory is not None else frozenset())
 
     def on_draft_progress(self, message: DraftProgress) -> None:
         if self._is_current(message.request_id, "draft progress") and self.main_screen is not None:

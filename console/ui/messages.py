@@ -69,6 +69,14 @@ class BriefingReady(Message):
 
 
 @dataclass
+class ProvisionalBriefing(Message):
+    """The memory's own briefing of request ``request_id``, shown while the model drafts."""
+
+    briefing: Briefing
+    request_id: int
+
+
+@dataclass
 class BriefingFailed(Message):
     reason: str
     request_id: int

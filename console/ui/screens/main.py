@@ -127,6 +127,7 @@ class MainScreen(Screen[None]):
         self.sidebar_choice: bool | None = None
         # The track record line under the confidence shown (it may come after the briefing).
         self._track_record = ""
+        self._provisional = False  # the memory's own briefing is shown while a model drafts
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
@@ -232,6 +233,7 @@ class MainScreen(Screen[None]):
                 "(first build; later saves re-embed only what changed)")
 
     def show_started(self) -> None:
+        self._provisional = False
         self.query_one(BatchList).show_batch([])  # a new alert: the old groups are not its own
         self.refresh_bindings()
         self.query_one(RecalledSidebar).show_records([])
@@ -263,15 +265,27 @@ class MainScreen(Screen[None]):
     def show_progress(self, progress: Progress) -> None:
         self.show_status(f"drafting · attempt {progress.attempt} · {progress.characters} chars "
                          f"· {progress.elapsed:.1f}s")
+        if self._provisional:
+            return  # the memory's own briefing stays readable while the model drafts
         self.query_one(BriefingPane).show_working(
             f"The model is drafting (attempt {progress.attempt}, {progress.characters} characters, "
             f"{progress.elapsed:.1f}s).\nNothing it writes is shown until every citation, warning "
             "and confidence figure has been checked against the memory. Esc cancels.")
 
+    def show_provisional(self, briefing: Briefing, track_record: str = "",
+                         drill_ids: frozenset[str] = frozenset()) -> None:
+        """The memory's own briefing while the model drafts: shown whole, the status saying
+        the model's may replace it (F6, Ctrl+O and Ctrl+T wait for the final one)."""
+        self.show_briefing(briefing, track_record, drill_ids)
+        self._provisional = True
+        self.show_status("the model is drafting; the memory's own briefing meanwhile "
+                         "(Esc cancels)")
+
     def show_briefing(self, briefing: Briefing, track_record: str = "",
                       drill_ids: frozenset[str] = frozenset()) -> None:
         """``track_record``: the tier's record in the last drill (or why there is none);
         ``drill_ids``: the incidents the memory marks as drills (the sidebar says so)."""
+        self._provisional = False
         self.query_one(BatchList).show_batch(briefing.batch)
         self.refresh_bindings()
         self.query_one(BriefingPane).show_briefing(briefing)
@@ -409,8 +423,8 @@ class MainScreen(Screen[None]):
             return self.state.batch_alert is not None
         if action == "end_drill":
             return self.game_day
-        if action == "export_briefing":
-            return self.state.shown is not None
+        if action == "export_briefing":  # (not a provisional one: the final may differ)
+            return self.state.shown is not None and self.state.request is None
         return True
 
     def action_focus_alert(self) -> None:

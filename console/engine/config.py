@@ -65,6 +65,11 @@ class Settings:
     embed_model: str | None = None
     offline: bool = False
     model_timeout: float = 60.0
+    # Seconds without a byte from the model server before it counts as hung (None: the
+    # attempt's timeout), and for the whole draft, every attempt (None: twice the timeout). A
+    # CPU model reads its prompt for tens of seconds before its first token: see the README.
+    model_stall: float | None = None
+    model_budget: float | None = None
     # Incidents recorded in a game day (`drill: true`) are hidden from every recall unless
     # this is set (`--include-drills`): a practice run's notes are never real evidence.
     include_drills: bool = False
@@ -84,6 +89,16 @@ class Settings:
     # "Now" for the age of evidence (TRIAGE_NOW: an ISO date or time, for demos and tests, so
     # "over a year old" does not change with the calendar); None: the wall clock.
     fixed_now: datetime | None = None
+
+    @property
+    def stall_seconds(self) -> float:
+        """No byte from the model server for this long: it is hung (TRIAGE_MODEL_STALL)."""
+        return self.model_stall if self.model_stall is not None else self.model_timeout
+
+    @property
+    def budget_seconds(self) -> float:
+        """Every attempt of one draft together (TRIAGE_MODEL_BUDGET; default 2 × timeout)."""
+        return self.model_budget if self.model_budget is not None else 2 * self.model_timeout
 
     def now(self) -> datetime:
         """``fixed_now`` (TRIAGE_NOW), else the module's clock (the wall clock; the test suite
@@ -162,6 +177,8 @@ class Settings:
             embed_model=env.get("TRIAGE_EMBED_MODEL") or None,
             offline=env.get("TRIAGE_OFFLINE", "").strip().lower() in ("1", "true", "yes"),
             model_timeout=float(env.get("TRIAGE_MODEL_TIMEOUT") or 60.0),
+            model_stall=_seconds(env, "TRIAGE_MODEL_STALL"),
+            model_budget=_seconds(env, "TRIAGE_MODEL_BUDGET"),
             game_day=env.get("TRIAGE_DRILL", "").strip().lower() in ("1", "true", "yes"),
             index_uri=env.get("TRIAGE_INDEX_URI") or None,
             s3_endpoint=env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None,
@@ -173,6 +190,21 @@ class Settings:
             store_timeout=float(env.get("TRIAGE_S3_TIMEOUT") or 5.0),
             fixed_now=_moment(env.get("TRIAGE_NOW")),
         )
+
+
+def _seconds(env: Mapping[str, str], name: str) -> float | None:
+    """A positive number of seconds from ``env[name]`` (None when unset or blank)."""
+    value = (env.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"{name}={value[:40]!r} is not a number of seconds above 0 (e.g. 120); "
+                         "unset it for the default")
+    return seconds
 
 
 def _moment(value: str | None) -> datetime | None:

@@ -120,7 +120,7 @@ class TriageEngine:
         if self.settings.offline or not self.settings.model:
             return None
         return ModelClient(self.settings.ollama_host, self.settings.model,
-                           self.settings.model_timeout)
+                           self.settings.model_timeout, stall=self.settings.stall_seconds)
 
     def model_label(self) -> str:
         if not self.settings.model:

@@ -189,7 +189,7 @@ def draft(recalled: Recall, snapshot: MemorySnapshot, hooks: Hooks,
         return "no prior incident — the model was not asked (nothing it could cite)"
     audit = hooks.audit or AuditLog(settings.audit_path)
     return run_model(client, recalled.query, recalled, recalled.actions, audit,
-                     budget=settings.model_timeout * 2, on_progress=hooks.progress,
+                     budget=settings.budget_seconds, on_progress=hooks.progress,
                      cancelled=lambda: cancel.cancelled)
 
 

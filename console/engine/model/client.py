@@ -30,10 +30,14 @@ class Progress:
 class ModelClient:
     """Streams a chat completion in JSON mode; the text is only returned whole, for guards."""
 
-    def __init__(self, host: str | None, model: str, timeout: float) -> None:
+    def __init__(self, host: str | None, model: str, timeout: float,
+                 stall: float | None = None) -> None:
+        """``timeout``: one attempt, whole; ``stall``: no byte from the server for this long
+        (the first token included: a CPU model reads its prompt first) means it is hung."""
         self.host = host
         self.model = model
         self.timeout = timeout
+        self.stall = timeout if stall is None else stall
         self._ollama: Any = None
 
     def _client(self) -> Any:
@@ -44,7 +48,7 @@ class ModelClient:
             import ollama
 
             self._ollama = ollama.Client(
-                host=self.host, timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0)))
+                host=self.host, timeout=httpx.Timeout(self.stall, connect=min(self.stall, 3.0)))
         return self._ollama
 
     def chat(self, messages: list[dict[str, str]], schema: dict[str, Any], attempt: int,
@@ -79,7 +83,8 @@ class ModelClient:
                         on_progress(Progress(attempt, size, now - started))
                     if now > limit:
                         raise ModelUnavailable(f"model {self.model} too slow: no complete "
-                                               f"answer within {self.timeout:g}s")
+                                               f"answer within {self.timeout:g}s "
+                                               "(TRIAGE_MODEL_TIMEOUT)")
                     if chunk.done:
                         break
             finally:
@@ -98,8 +103,11 @@ class ModelClient:
         except (ConnectionError, httpx.ConnectError) as exc:
             raise ModelUnavailable(f"model server not reachable at {self.host or 'default host'} "
                                    "(connection refused) — start it with `ollama serve`") from exc
+        except httpx.ReadTimeout as exc:
+            raise ModelUnavailable(f"model {self.model} timed out after {self.stall:g}s without "
+                                   "a token — the server looks hung (TRIAGE_MODEL_STALL)") from exc
         except httpx.TimeoutException as exc:
-            raise ModelUnavailable(f"model {self.model} timed out after {self.timeout:g}s "
+            raise ModelUnavailable(f"model {self.model} timed out after {self.stall:g}s "
                                    f"({type(exc).__name__})") from exc
         except httpx.HTTPError as exc:
             raise ModelUnavailable(f"model stream broke off ({type(exc).__name__}: "

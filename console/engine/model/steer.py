@@ -72,7 +72,8 @@ def run_model(client: ModelClient, alert_text: str, recall: Recall,
     seen_digests: set[str] = set()
     for number in range(1, max_attempts + 1):
         if time.monotonic() >= deadline:
-            result.degraded = f"model time budget of {budget:g}s spent after {number - 1} attempts"
+            result.degraded = (f"model time budget of {budget:g}s spent after {number - 1} "
+                               "attempts (TRIAGE_MODEL_BUDGET)")
             break
         messages = build_messages(contract, contract_sha256, alert_text, prompt_records, steer)
         started = time.monotonic()

@@ -24,6 +24,7 @@ from console.engine.briefing.models import (
     State,
 )
 from console.engine.briefing.verdict import Ranked, Verdict
+from console.engine.model.claims import checked_draft
 from console.engine.model.steer import SteerResult
 from store.recall import Recall
 
@@ -35,6 +36,7 @@ def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
     accepted = steered.accepted
     assert accepted is not None
     log = list(steered.guard_log)
+    accepted = checked_draft(accepted, recalled, log)  # unbacked claims out of its prose
     claim = accepted.confidence.model_claim
     kept = _kept(judged, accepted.recommendations, log)
     state: State = judged.state

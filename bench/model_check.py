@@ -30,8 +30,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,59 +47,15 @@ sys.path.insert(0, str(REPO))
 
 from bench.applicability_eval import SHARED, derive  # noqa: E402
 from tests.realmodel import install as installer  # noqa: E402
+from tests.realmodel.launch import MODEL_NAME, Harness  # noqa: E402
 
 ALERTS = REPO / "tests" / "realmodel" / "alerts.yaml"
-MODEL_NAME = "qwen2.5-coder:1.5b"
 # Dev-set alerts (queries.yaml qids) that recall incidents over the derived memory: a mix of
 # PROVEN and unproven, one to seven records.
 DEV_QIDS = ("P01", "P02", "P12", "P13", "P29", "P33", "X01")
 # One moment for every brief (TRIAGE_NOW), so evidence ages the same in every run.
 NOW = "2026-12-02T12:00:00Z"
 TRIAGE = REPO / ".venv" / "bin" / "triage"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Harness:
-    """The harness subprocess: started, waited for (READY), stopped."""
-
-    def __init__(self, python: Path, model: Path, log: Path, threads: int = 1) -> None:
-        self.port = free_port()
-        self.log = log
-        self.stderr = log.with_suffix(".stderr")
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-        self.process = subprocess.Popen(
-            [str(python), str(REPO / "tests" / "realmodel" / "harness.py"), str(self.port),
-             "--model-file", str(model), "--name", MODEL_NAME, "--log", str(log),
-             "--threads", str(threads)],
-            stdout=subprocess.PIPE, stderr=open(self.stderr, "w"), text=True, env=env)
-        self.host = f"http://127.0.0.1:{self.port}"
-
-    def wait_ready(self, timeout: float = 180.0) -> str:
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if line.startswith("READY"):
-                return line.strip()
-            if not line and self.process.poll() is not None:
-                break
-        self.stop()
-        raise RuntimeError(f"the harness did not start (exit {self.process.returncode}); "
-                           f"stderr: {self.stderr.read_text(errors='replace')[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 # ------------------------------------------------------------------------------ alert set

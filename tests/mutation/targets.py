@@ -40,6 +40,9 @@ TARGETS = (
            ("tests/store/test_gate.py",)),
     Target("console/engine/model/grounding.py", ("console.engine.model.grounding.*",),
            ("tests/engine/model/test_grounding.py", "tests/engine/test_quarantine.py")),
+    # Claims in model prose (issue 21): details and metric directions against the memory.
+    Target("console/engine/model/claims.py", ("console.engine.model.claims.*",),
+           ("tests/model/test_claims.py",)),
     Target("console/engine/briefing/instructions.py",
            ("console.engine.briefing.instructions.*",),
            ("tests/engine/model/test_grounding.py", "tests/engine/test_quarantine.py")),

@@ -34,6 +34,7 @@ the action's explanation; the alert is the redacted alert the memory was searche
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -168,39 +169,47 @@ def metric_claims(text: str) -> set[tuple[str, str]]:
 
 
 def _clause_claims(clause: str) -> set[tuple[str, str]]:
-    metrics = [(m.lastgroup, _word_at(clause, m.start()), _word_at(clause, m.end() - 1), m)
+    spaces = [n for n, ch in enumerate(clause) if ch == " "]
+
+    def word_at(position: int) -> int:
+        return bisect_left(spaces, position)
+
+    metrics = [(str(m.lastgroup), word_at(m.start()), word_at(m.end() - 1), m.start())
                for m in _METRIC.finditer(clause)]
     directions = []
     for d in _DIRECTION.finditer(clause):
         kind = d.lastgroup or ""
         direction = "up" if kind.startswith("up") else "down"
-        if _NEGATION.search(clause[:d.start()]):
+        if _negated(clause, d.start()):
             direction = _OPPOSITE[direction]
-        directions.append((_word_at(clause, d.start()), direction, kind.endswith("_after")))
+        directions.append((word_at(d.start()), direction, kind.endswith("_after")))
+    at_words = [at for at, _, _ in directions]
     claims: set[tuple[str, str]] = set()
-    for metric, first, last, match in metrics:
-        near = [(abs(at - (first if at < first else last)), at > last, direction)
-                for at, direction, after_only in directions
-                if (at > last or not after_only) and not first <= at <= last]
-        close = [n for n in near if n[0] <= _WINDOW]
+    for metric, first, last, position in metrics:
+        window = directions[bisect_left(at_words, first - _WINDOW):
+                            bisect_right(at_words, last + _WINDOW)]
+        close = [(first - at if at < first else at - last, at > last, direction)
+                 for at, direction, after_only in window
+                 if at > last or (at < first and not after_only)]
         if close:
-            claims.add((str(metric), min(close)[2]))
+            claims.add((metric, min(close)[2]))
         elif metric in _PRESENCE_IS_UP:
-            negated = _NEGATION.search(clause[:match.start()])
-            claims.add((str(metric), "down" if negated else "up"))
+            claims.add((metric, "down" if _negated(clause, position) else "up"))
+    starts = [position for _, _, _, position in metrics]
     for change in _FROM_TO.finditer(clause):
-        before = [m for m in metrics if m[3].start() < change.start()]
+        before = bisect_left(starts, change.start())
         if not before:
             continue
         start = float(change.group(1)) * _SCALE.get(change.group(2) or "", 1.0)
         end = float(change.group(3)) * _SCALE.get(change.group(4) or change.group(2) or "", 1.0)
         if start != end:
-            claims.add((str(before[-1][0]), "up" if end > start else "down"))
+            claims.add((metrics[before - 1][0], "up" if end > start else "down"))
     return claims
 
 
-def _word_at(text: str, position: int) -> int:
-    return text.count(" ", 0, position)
+def _negated(clause: str, position: int) -> bool:
+    """A negation within the two words before ``position`` ("not high", "no connection errors")."""
+    return _NEGATION.search(clause[max(0, position - 40):position]) is not None
 
 
 # --- the backing -----------------------------------------------------------------------------

@@ -124,6 +124,19 @@ def test_details_are_read_in_one_canonical_form() -> None:
     assert details_in("x = 1") == [Claim("number", "1")]      # one digit is still a number
 
 
+def test_ids_counts_punctuation_and_short_names() -> None:
+    assert details_in("It was 'INC-2041'.") == details_in("It was '3 incidents'.") == []
+    assert [(c.kind, c.token) for c in details_in("e.g. pg.prod.internal")] == [
+        ("host", "pg.prod.internal")]
+    assert [(c.kind, c.token) for c in details_in("db=3 x=4")] == [
+        ("identifier", "db"), ("number", "3"), ("number", "4")]
+    backing = backing_of("INC-1518", alert=K_ALERT)
+    assert kept('The field "amount," was missing.', backing)
+    assert not Backing(["payments-apis"]).holds("payments-api")
+    assert not Backing(["x.payments-api"]).holds("payments-api")
+    assert Backing(["(payments-api)"]).holds("payments-api")
+
+
 def test_a_bare_number_may_carry_the_records_unit_but_not_be_part_of_a_longer_one() -> None:
     backing = Backing(["timed out after 30s at 1.5s p99, version 2.3.1"])
     assert backing.holds("30") and backing.holds("1.5") and backing.holds("30s")
@@ -179,15 +192,33 @@ def test_a_direction_more_than_three_words_away_is_no_claim() -> None:
     assert metric_claims("High numbers of people, CPU ok.") == set()  # another clause
 
 
+@pytest.mark.parametrize("sentence, claims", [
+    ("High CPU was low.", {("cpu", "up")}),                 # the nearer direction counts
+    ("Low and latency high.", {("latency", "up")}),         # an after one as well
+    ("High memory and low CPU.", {("memory", "up"), ("cpu", "down")}),   # a tie: the one before
+    ("Pods were CPU-high.", {("cpu", "up")}),               # one word with its direction
+    ("Went from 3 to 10 as latency went from 4s to 9s.", {("latency", "up")}),
+    ("CPU and latency went from 4s to 9s.", {("latency", "up")}),   # the metric just before
+    ("Latency went from 900ms to 2s.", {("latency", "up")}),       # units read
+    ("Latency went from 2min to 90s.", {("latency", "down")}),
+    ("Latency went from 4 to 9s.", {("latency", "up")}),            # one side's unit for both
+    ("Latency went from 900 to 2s.", {("latency", "down")}),
+    ("Errors went from 40 to 60.", {("errors", "up")}),
+    ("Latency went from 60 to 40.", {("latency", "down")}),
+])
+def test_which_direction_a_metric_takes(sentence: str, claims: set[tuple[str, str]]) -> None:
+    assert metric_claims(sentence) == claims
+
+
 def test_the_records_back_the_same_direction_and_contradict_the_opposite() -> None:
     assert POOL.metrics >= {("cpu", "down"), ("latency", "up"), ("connections", "up")}
     assert kept("Postgres CPU stayed low while p99 latency spiked.")
     [claim] = POOL.unbacked("The service showed high CPU usage on the database.")
-    assert claim == Claim("metric", "up cpu", "cpu down")
+    assert claim == Claim("metric", "cpu up", "cpu down")
     assert claim.describe() == "'cpu up'"
     assert Claim("number", "36").describe() == "number '36'"
     [claim] = POOL.unbacked("Memory usage spiked on every pod.")
-    assert claim == Claim("metric", "up memory", "")          # never stated: unstated
+    assert claim == Claim("metric", "memory up", "")          # never stated: unstated
 
 
 def test_errors_mentioned_are_errors_up() -> None:
@@ -204,13 +235,14 @@ def test_only_the_sentence_holding_the_claim_is_removed() -> None:
     result = check(text, POOL)
     assert result.text == ("The pool was exhausted after the deploy. " + REMOVED +
                            " Raising the pool on one instance fixed it.")
-    assert result.removed == (Claim("metric", "up cpu", "cpu down"),)
+    assert result.removed == (Claim("metric", "cpu up", "cpu down"),)
 
 
 def test_text_with_nothing_unbacked_comes_back_as_written() -> None:
     text = "The pool was exhausted.\n\n  All 24 pods  reconnected."
     assert check(text, POOL).text == text and check(text, POOL).removed == ()
     assert check("", POOL).text == ""
+    assert check("\nIt hit 36 pods.", POOL).text == REMOVED      # an empty line first
 
 
 def test_removed_sentences_side_by_side_are_one_marker_and_earlier_markers_stay() -> None:
@@ -458,7 +490,7 @@ CORPUS = [
             "brought the hit ratio back above 90% and resizer CPU fell to 20%."),
     # one invented detail each
     Summary(P, C_ALERT, "The pool was exhausted and the service showed high CPU usage on the "
-            "database.", "up cpu"),
+            "database.", "cpu up"),
     Summary(P, C_ALERT, "After deploy 2026.03.15-2 the HikariPool was exhausted.",
             "2026.03.15-2"),
     Summary(P, C_ALERT, "Restarting all 36 pods at once pushed Postgres past "
@@ -474,22 +506,22 @@ CORPUS = [
     Summary(K, K_ALERT, "The old pods hit the missing field because the cache TTL was 48 hours.",
             "48h"),
     Summary(DB, ORDERS, "The disk filled because memory usage spiked on the primary.",
-            "up memory"),
+            "memory up"),
     Summary(DB, ORDERS, "The orders-api service wrote WAL faster than the slot could release "
             "it.", "orders-api"),
-    Summary(L, LEDGER, "Posting latency climbed past 5s and ledger-api CPU was high.", "up cpu"),
+    Summary(L, LEDGER, "Posting latency climbed past 5s and ledger-api CPU was high.", "cpu up"),
     Summary(L, LEDGER, "The reconciliation query raised a DeadlockException on the primary.",
             "deadlockexception"),
     Summary(("INC-2188",), AUTH, "Login requests jumped to 12k/s from rotating residential "
             "IPs.", "12k/s"),
     Summary(("INC-2188",), AUTH, "Scaling auth-service to 24 pods brought login time to about "
             "3s.", "24"),
-    Summary(("INC-1502",), LAG, "Consumer lag climbed while broker CPU spiked.", "up cpu"),
+    Summary(("INC-1502",), LAG, "Consumer lag climbed while broker CPU spiked.", "cpu up"),
     Summary(("INC-1815",), CDN, "The CDN returned 503 errors for images that missed the "
             "cache.", "503"),
     Summary(L, LEDGER, "Queries timed out after 60s against the ledger database.", "60s"),
     Summary(("INC-2321",), MEDIA, "The backlog drained once worker memory dropped.",
-            "down memory"),
+            "memory down"),
 ]
 
 

@@ -56,7 +56,9 @@ _UNITS = {"milliseconds": "ms", "millisecond": "ms", "msec": "ms", "ms": "ms",
           "minutes": "min", "minute": "min", "mins": "min", "min": "min",
           "hours": "h", "hour": "h", "hrs": "h", "hr": "h", "h": "h",
           "percent": "%", "%": "%", "gib": "gb", "gb": "gb", "mib": "mb", "mb": "mb"}
-_SCALE = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
+# (any order: the lookahead makes "s" give way to "seconds")
+_UNIT = re.compile(rf"(?<=\d) ?({'|'.join(re.escape(u) for u in _UNITS)})(?![a-z0-9])")
+_SCALE = {"": 1.0, "%": 1.0, "ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 _SERVICE_WORDS = ("api|service|svc|db|worker|workers|gateway|queue|cache|web|app|proxy|server|"
                   "consumer|consumers|cluster|job|cron|scheduler|broker|backend|frontend|sync")
@@ -125,14 +127,13 @@ def canonical(text: str) -> str:
     text = clean(_MARKUP.sub(" ", text))
     text = normalise(text).translate(str.maketrans("‘’“”", "''\"\""))
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
-    units = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
-    return re.sub(rf"(?<=\d) ?({units})(?![a-z0-9])", lambda m: _UNITS[m.group(1)], text)
+    return _UNIT.sub(lambda m: _UNITS[m.group(1)], text)
 
 
 @dataclass(frozen=True)
 class Claim:
     """One checkable claim: a detail (``kind`` and its ``token``) or a metric with a direction
-    (``kind`` "metric", ``token`` like "up cpu"). ``stated`` is what the backing says of that
+    (``kind`` "metric", ``token`` like "cpu up"). ``stated`` is what the backing says of that
     metric when it says the opposite."""
 
     kind: str
@@ -141,8 +142,7 @@ class Claim:
 
     def describe(self) -> str:
         if self.kind == "metric":
-            direction, metric = self.token.split(" ", 1)
-            return f"'{metric} {direction}'"
+            return f"'{self.token}'"
         return f"{self.kind} {self.token!r}"
 
 
@@ -178,7 +178,7 @@ def _clause_claims(clause: str) -> set[tuple[str, str]]:
                for m in _METRIC.finditer(clause)]
     directions = []
     for d in _DIRECTION.finditer(clause):
-        kind = d.lastgroup or ""
+        kind = str(d.lastgroup)
         direction = "up" if kind.startswith("up") else "down"
         if _negated(clause, d.start()):
             direction = _OPPOSITE[direction]
@@ -188,9 +188,8 @@ def _clause_claims(clause: str) -> set[tuple[str, str]]:
     for metric, first, last, position in metrics:
         window = directions[bisect_left(at_words, first - _WINDOW):
                             bisect_right(at_words, last + _WINDOW)]
-        close = [(first - at if at < first else at - last, at > last, direction)
-                 for at, direction, after_only in window
-                 if at > last or (at < first and not after_only)]
+        close = [(max(first - at, at - last), at > last, direction)
+                 for at, direction, after_only in window if at > last or not after_only]
         if close:
             claims.add((metric, min(close)[2]))
         elif metric in _PRESENCE_IS_UP:
@@ -200,10 +199,13 @@ def _clause_claims(clause: str) -> set[tuple[str, str]]:
         before = bisect_left(starts, change.start())
         if not before:
             continue
-        start = float(change.group(1)) * _SCALE.get(change.group(2) or "", 1.0)
-        end = float(change.group(3)) * _SCALE.get(change.group(4) or change.group(2) or "", 1.0)
-        if start != end:
-            claims.add((metrics[before - 1][0], "up" if end > start else "down"))
+        # a unit written on one side only is the other side's too ("from 4 to 9s")
+        start = float(change.group(1)) * _SCALE[change.group(2) or change.group(4) or ""]
+        end = float(change.group(3)) * _SCALE[change.group(4) or change.group(2) or ""]
+        if end > start:
+            claims.add((metrics[before - 1][0], "up"))
+        elif end < start:
+            claims.add((metrics[before - 1][0], "down"))
     return claims
 
 
@@ -228,8 +230,7 @@ class Backing:
         """``token`` occurs as a whole token (a bare number may carry a unit: ``30`` in ``30s``)."""
         bare = re.fullmatch(r"\d+(?:\.\d+)?", token) is not None
         end = r"(?![0-9]|\.[0-9])" if bare else r"(?![a-z0-9])"
-        whole = re.compile(rf"(?<![a-z0-9.]){re.escape(token)}{end}" if bare
-                           else rf"(?<![a-z0-9]){re.escape(token)}{end}")
+        whole = re.compile(rf"(?<![a-z0-9.]){re.escape(token)}{end}")
         return any(whole.search(text) for text in self.texts)
 
     def unbacked(self, sentence: str) -> list[Claim]:
@@ -239,7 +240,7 @@ class Backing:
             if (metric, direction) in self.metrics:
                 continue
             opposite = (metric, _OPPOSITE[direction]) in self.metrics
-            missing.append(Claim("metric", f"{direction} {metric}",
+            missing.append(Claim("metric", f"{metric} {direction}",
                                  f"{metric} {_OPPOSITE[direction]}" if opposite else ""))
         return missing
 

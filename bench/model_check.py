@@ -79,6 +79,16 @@ def load_alerts(only: str | None) -> list[dict[str, Any]]:
     return [a for a in ordered if only is None or a["group"] == only]
 
 
+def code_state() -> dict[str, str]:
+    """The commit and any uncommitted change under console/ and store/ (other work in the tree
+    changes what a run measures: each brief imports the code afresh)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
+        return done.stdout.strip()
+    return {"commit": git("rev-parse", "HEAD"),
+            "dirty": git("status", "--porcelain", "--", "console", "store")}
+
+
 def base_env(data_dir: Path, incidents: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TRIAGE_", "OLLAMA_", "AWS_"))}
@@ -137,7 +147,7 @@ def fallback_reason(degraded: str | None) -> str:
     """The degraded text without its figures, so the same reason groups."""
     if not degraded:
         return "(none)"
-    return re.sub(r"\d+(\.\d+)?", "N", degraded)[:140]
+    return re.sub(r"(?<![\w.:])\d+(\.\d+)?", "N", degraded)[:140]
 
 
 def record(item: dict[str, Any], det: dict[str, Any] | None, det_wall: float,
@@ -322,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         return compare(*args.compare)
 
     run_started = time.monotonic()
+    code_at_start = code_state()
     try:
         python, model = installer.install()
     except installer.InstallError as exc:
@@ -376,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {"started": stamp, "wall_s": round(wall, 1), "model": MODEL_NAME,
               "model_file": str(model), "threads": args.threads, "timeout": args.timeout,
               "now": NOW, "limit": args.limit, "only": args.only, "skipped": skipped,
-              "summary": summary, "rows": rows, "requests_log": str(log)}
+              "summary": summary, "rows": rows, "requests_log": str(log),
+              "code_at_start": code_at_start, "code_at_end": code_state()}
     out_path = runs / f"{stamp}.json"
     out_path.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print_rows(rows)
@@ -384,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nrun wall time {wall / 60:.1f} min; {len(rows)} alerts briefed"
           + (f", {len(skipped)} not started (--max-minutes): {', '.join(skipped)}"
              if skipped else ""))
+    if code_at_start != result["code_at_end"]:
+        print(f"NOTE: console/ or store/ changed during the run: {code_at_start} → "
+              f"{result['code_at_end']}")
     print(f"run written to {out_path}")
     return 0 if not summary["errors"] else 1
 

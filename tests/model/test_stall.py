@@ -12,7 +12,8 @@ import time
 import pytest
 
 from console.engine.config import Settings
-from tests.fake_ollama import ChatReply, Fault, FakeOllama
+from console.engine.model.client import MAX_OUTPUT_TOKENS
+from tests.fake_ollama import ChatReply, FakeOllama, Fault
 from tests.model.conftest import C_ALERT, Brief, c_good
 
 
@@ -67,3 +68,13 @@ def test_stall_and_budget_default_from_the_timeout_and_refuse_nonsense() -> None
     for bad in ("soon", "0", "-5", "nan", "inf"):
         with pytest.raises(ValueError, match="TRIAGE_MODEL_STALL=.* is not a number of seconds"):
             Settings.from_env({"TRIAGE_MODEL_STALL": bad})
+
+
+def test_a_draft_is_capped_in_tokens_so_a_rambling_model_cannot_eat_the_attempt(
+        model_env: FakeOllama, brief: Brief) -> None:
+    model_env.default_chat = ChatReply(c_good())
+    rc, out = brief(C_ALERT)
+    assert rc == 0 and out["source"] == "model"
+    (request,) = model_env.chat_requests()
+    assert request["options"]["num_predict"] == MAX_OUTPUT_TOKENS
+    assert 400 < MAX_OUTPUT_TOKENS <= 1000  # above a measured draft (≤ 472), well under 2,780

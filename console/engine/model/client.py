@@ -27,6 +27,12 @@ class Progress:
     elapsed: float
 
 
+# A draft is 250–470 tokens (make model-check, a 1.5B model); a model that rambles inside one
+# string would otherwise stream until the attempt's timeout (2,780 tokens in 300 s, measured)
+# and lose the attempt. Cut here, the draft fails to parse and the next attempt is steered.
+MAX_OUTPUT_TOKENS = 800
+
+
 class ModelClient:
     """Streams a chat completion in JSON mode; the text is only returned whole, for guards."""
 
@@ -70,7 +76,8 @@ class ModelClient:
         size = 0
         try:
             stream = self._client().chat(model=self.model, messages=messages, format=schema,
-                                         stream=True, options={"temperature": 0})
+                                         stream=True, options={"temperature": 0,
+                                                               "num_predict": MAX_OUTPUT_TOKENS})
             try:
                 for chunk in stream:
                     if cancelled is not None and cancelled():

@@ -132,6 +132,9 @@ def test_ids_counts_punctuation_and_short_names() -> None:
         ("identifier", "db"), ("number", "3"), ("number", "4")]
     backing = backing_of("INC-1518", alert=K_ALERT)
     assert kept('The field "amount," was missing.', backing)
+    assert details_in("k8s pods, S3 and EC2 over HTTP2") == []
+    assert kept("It started at 02:05 on 14 March after deploy v2026.03.14-1.")
+    assert not kept("It started at 02:06.")
     assert not Backing(["payments-apis"]).holds("payments-api")
     assert not Backing(["x.payments-api"]).holds("payments-api")
     assert Backing(["(payments-api)"]).holds("payments-api")
@@ -199,6 +202,7 @@ def test_a_direction_more_than_three_words_away_is_no_claim() -> None:
     ("Pods were CPU-high.", {("cpu", "up")}),               # one word with its direction
     ("Went from 3 to 10 as latency went from 4s to 9s.", {("latency", "up")}),
     ("CPU and latency went from 4s to 9s.", {("latency", "up")}),   # the metric just before
+    ("CPU and latency went from 9s to 4s.", {("latency", "down")}),
     ("Latency went from 900ms to 2s.", {("latency", "up")}),       # units read
     ("Latency went from 2min to 90s.", {("latency", "down")}),
     ("Latency went from 4 to 9s.", {("latency", "up")}),            # one side's unit for both

@@ -75,6 +75,7 @@ _DETAILS = (
     ("number", r"(?<![\w.\-/])[a-z]*\d[a-z0-9%]*(?:[.\-/:][a-z0-9%]+)*"),
 )
 _NOT_HOSTS = {"e.g", "i.e", "a.m", "p.m"}
+_NOT_DETAILS = {"k8s", "s3", "ec2", "http2", "ipv4", "ipv6", "utf-8", "oauth2", "2fa", "x86"}
 _IDS = re.compile(r"\b(?:inc|incident)[\s_\-#]*\d+(?:\s*/\s*[a-z]*\d+)?\b|#\d{2,}\b|\ba\d{1,2}\b")
 _COUNT_NOUN = (r"(?:incidents?|times?|fix(?:es)?|actions?|records?|attempts?|occasions?|cases?|"
                r"outcomes?|warnings?|recommendations?|steps?)")
@@ -123,10 +124,10 @@ _OPPOSITE = {"up": "down", "down": "up"}
 def canonical(text: str) -> str:
     """The form claims are read and matched in: normalised (NFKC, lower case, single spaces),
     straight quotes, no terminal colour codes or markup tags (shown literally, never claims),
-    ``1,000`` as ``1000``, and a unit joined to its number in one spelling."""
+    ``1,000`` as ``1000``, ``v2.3.1`` as ``2.3.1``, and a unit joined to its number in one spelling."""
     text = clean(_MARKUP.sub(" ", text))
     text = normalise(text).translate(str.maketrans("‘’“”", "''\"\""))
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", re.sub(r"\bv(?=\d)", "", text))
     return _UNIT.sub(lambda m: _UNITS[m.group(1)], text)
 
 
@@ -153,7 +154,7 @@ def details_in(text: str) -> list[Claim]:
     for kind, pattern in _DETAILS:
         for match in re.finditer(pattern, text):
             token = next((g for g in match.groups() if g), match.group(0)).strip(" .,;:!?")
-            if len(token) < 2 and kind != "number" or token in _NOT_HOSTS:
+            if len(token) < 2 and kind != "number" or token in _NOT_HOSTS | _NOT_DETAILS:
                 continue
             found.setdefault(token, Claim(kind, token))
     return list(found.values())
@@ -277,8 +278,8 @@ def check(text: str, backing: Backing) -> Checked:
 
 def record_text(action: RecalledAction) -> str:
     """What a cited record says: its shown text (incident, service, title, symptoms, action,
-    outcome, explanation), its incident's root cause and its date."""
-    return "\n".join((action.text, action.root_cause, action.started_at))
+    outcome, explanation), its incident's root cause and its date and time."""
+    return "\n".join((action.text, action.root_cause, action.started_at.replace("T", " ")))
 
 
 def checked_draft(draft: GuardedDraft, recall: Recall, log: list[GuardEntry]) -> GuardedDraft:

@@ -419,8 +419,10 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
     def on_provisional_briefing(self, message: ProvisionalBriefing) -> None:
         """The memory's own briefing while the model drafts: read now, replaced by the final
         one; nothing acts on it (verify, export and the tripwire wait for the final)."""
+        # Another group of a payload on screen keeps the group shown until its final briefing
+        # (the list marks it pending; Esc returns to the one shown).
         if self._is_current(message.request_id, "provisional briefing") \
-                and self.main_screen is not None:
+                and self.main_screen is not None and self.state.batch_alert is None:
             saved, memory = self.state.saved_replay, self.engine.memory
             self.main_screen.show_provisional(
                 message.briefing,

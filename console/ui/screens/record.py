@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC
 
 from rich.text import Text
 from textual.binding import Binding
@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from console.engine.briefing.applicability import MATCH_WORDS
 from console.engine.briefing.models import RecalledRecord
+from console.engine.briefing.timeline import moment
 from console.ui.screens.dialog import Dialog
 
 
@@ -42,12 +43,11 @@ class RecordScreen(Dialog):
 
 def _started(record: RecalledRecord) -> str:
     """"started 2026-04-09 08:55 UTC · 236 days ago", or that no start time was recorded."""
-    try:
-        when = datetime.fromisoformat(record.started_at)
-    except ValueError:
+    when = moment(record.started_at)
+    if when is None:
         return "undated: no start time recorded"
-    when = when.astimezone(UTC) if when.tzinfo else when
-    return (f"started {when:%Y-%m-%d %H:%M} UTC" + (f" · {record.age}" if record.age else ""))
+    return (f"started {when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+            + (f" · {record.age}" if record.age else ""))
 
 
 def _components(record: RecalledRecord) -> str:

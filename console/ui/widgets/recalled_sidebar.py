@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -62,28 +61,23 @@ def when_text(record: RecalledRecord) -> Text:
                 style="dim")
 
 
-MATCH_RANK = {"strong": 2, "elsewhere": 1, "weak": 0}
-
-
 def by_strength_then_newest(records: list[RecalledRecord]) -> list[RecalledRecord]:
     """Incidents strongest class first and, within a class, newest first (undated last); each
     incident's records stay together in the order they were taken."""
+    # (records exist only once the engine has loaded: these imports cost the first paint nothing)
+    from console.engine.briefing.applicability import MATCH_RANK
+    from console.engine.briefing.timeline import moment
+
     incidents: dict[str, list[RecalledRecord]] = {}
     for record in records:
         incidents.setdefault(record.incident_id, []).append(record)
-    order = sorted(incidents.values(), key=lambda group: (
-        -MATCH_RANK.get(group[0].match, 0), not group[0].started_at,
-        _reverse(group[0].started_at)))
-    return [record for group in order for record in group]
 
+    def key(group: list[RecalledRecord]) -> tuple[int, bool, float]:
+        when = moment(group[0].started_at)
+        return (-MATCH_RANK[group[0].match], when is None,
+                -when.timestamp() if when is not None else 0.0)
 
-def _reverse(started_at: str) -> float:
-    """Newest first: minus the moment's timestamp (a time without zone is UTC, as stored)."""
-    try:
-        when = datetime.fromisoformat(started_at)
-    except ValueError:
-        return 0.0
-    return -(when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    return [record for group in sorted(incidents.values(), key=key) for record in group]
 
 
 def record_option(record: RecalledRecord, drill: bool = False, first: bool = False) -> Text:

@@ -30,6 +30,7 @@ from console.engine.briefing.verdict import Verdict, verdict
 from console.engine.config import Settings
 from console.engine.model.client import ModelClient, Progress
 from console.engine.model.merge import model_briefing
+from console.engine.model.prompts import best_first
 from console.engine.model.steer import SteerResult, run_model
 from console.engine.progress import STREAM_INTERVAL, Throttle
 from store.index import MemoryIndex
@@ -118,7 +119,7 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
         # final one (the model's, if its draft passes the guards) replaces it.
         hooks.provisional(assemble(usable, records, quarantined, list(notices), DRAFTING,
                                    snapshot, alert, None, groups, judged))
-    steered = draft(usable, snapshot, hooks, client, cancel)                    # 4. draft
+    steered = draft(usable, snapshot, hooks, client, cancel, judged)            # 4. draft
     cancel.check()
     briefing = assemble(usable, records, quarantined, notices, steered,         # 5. assemble
                         snapshot, alert, client, groups, judged)
@@ -176,10 +177,12 @@ def without(recalled: Recall, quarantined: set[str]) -> Recall:
 
 
 def draft(recalled: Recall, snapshot: MemorySnapshot, hooks: Hooks,
-          client: ModelClient | None, cancel: CancelToken) -> SteerResult | str:
+          client: ModelClient | None, cancel: CancelToken,
+          judged: Verdict) -> SteerResult | str:
     """The model's guarded draft (with every attempt), or why the model was not asked.
 
     ``recalled`` is already without quarantined actions: they are neither prompted nor citable.
+    The prompt lists the memory's fixes in ``judged``'s rank, lead first.
     """
     settings = snapshot.settings
     if client is None:
@@ -188,8 +191,9 @@ def draft(recalled: Recall, snapshot: MemorySnapshot, hooks: Hooks,
     if not recalled.incidents:
         return "no prior incident — the model was not asked (nothing it could cite)"
     audit = hooks.audit or AuditLog(settings.audit_path)
-    return run_model(client, recalled.query, recalled, recalled.actions, audit,
-                     budget=settings.budget_seconds, on_progress=hooks.progress,
+    fix_order = [e.action_id for r in judged.ranked for e in r.recommendation.evidence]
+    return run_model(client, recalled.query, recalled, best_first(recalled.actions, fix_order),
+                     audit, budget=settings.budget_seconds, on_progress=hooks.progress,
                      cancelled=lambda: cancel.cancelled)
 
 

@@ -19,15 +19,16 @@ You write the briefing an on-call engineer reads when an alert fires. You are gi
 and the records the team's memory recalled for it (past incidents, every action taken, its
 outcome and why). Using ONLY those records:
 - summary: 2-4 sentences on what this alert most likely is, based on the recalled incidents.
-- recommendations: actions that RESOLVED or MITIGATED similar incidents, best evidence first;
-  each cites the records it rests on as {"incident_id": "INC-x", "action_id": "INC-x/Ay"},
-  one per action_id of the ACTIONS entry.
-- warnings: actions that WORSENED similar incidents, each citing that record, saying what to
+- recommendations: fixes from the FIXES list, in its order (the memory ranks them by
+  evidence, strongest first) unless the alert plainly fits a later one better; each cites the
+  records it rests on as {"incident_id": "INC-x", "action_id": "INC-x/Ay"}, one per action_id
+  of the entry.
+- warnings: the WORSENED entries of DID NOT HELP, each citing that record, saying what to
   avoid and why.
 - confidence: 0-100, how sure you are that the first recommendation fixes this alert.
 - likely_cause (optional): one sentence, your reading of the recalled causes.
-- none_apply (optional): only if none of the recalled fixes applies to this alert, one
-  sentence saying why; leave it out otherwise.
+- none_apply (optional): leave it out whenever you recommend a fix. Only if no recalled fix
+  fits this alert: one sentence naming what in the alert differs from the recalled incidents.
 - steps (optional): the order to act in, each step citing one recorded action as
   {"text": "...", "incident_id": "...", "action_id": "INC-x/Ay"}; uncited steps are dropped."""
 
@@ -72,7 +73,9 @@ def data_message(alert_text: str, records: list[RecalledAction]) -> str:
     """The alert and the recalled records as fenced, length-bounded data, compactly: each
     incident once (its service, title and symptoms), then each action once — the same action
     taken in several incidents (the same text and outcome) is one entry listing every citable
-    id. Ids and outcomes are ours (outside the fences), texts the team's (inside).
+    id. Ids and outcomes are ours (outside the fences), texts the team's (inside). Fixes come
+    first under their own heading, in the order of ``records`` (see :func:`best_first`); what
+    did not help comes after, under a heading that says it is never a recommendation.
 
     A small CPU model reads its prompt at tens of tokens a second: the bundled KeyError alert's
     16 records were ~3,260 tokens when each repeated its incident's symptoms and its fix was
@@ -91,18 +94,41 @@ def data_message(alert_text: str, records: list[RecalledAction]) -> str:
             meta = json.dumps({"incident_id": record.incident_id, "service": record.service,
                                "truncated": cut})
             parts.append(f"{meta}\n<<<\n{about}\n>>>")
-    parts.append("ACTIONS (one entry per action and outcome; cite every action_id of an entry "
-                 "you rely on):")
-    for group in _same_actions(shown):
-        first = group[0]
-        kind = f" ({first.kind})" if first.kind else ""
-        suspected = " [explanation suspected, not confirmed]" if not first.confirmed else ""
-        body, cut = _fence(f"{first.action}{kind}\nWhy: {first.explanation}{suspected}",
-                           MAX_RECORD_IN_PROMPT)
-        meta = json.dumps({"action_ids": [r.action_id for r in group],
-                           "outcome": first.outcome, "truncated": cut})
-        parts.append(f"{meta}\n<<<\n{body}\n>>>")
+    groups = _same_actions(shown)
+    fixes = [g for g in groups if g[0].outcome.is_fix]
+    failed = [g for g in groups if not g[0].outcome.is_fix]
+    parts.append("FIXES — RESOLVED or MITIGATED, strongest evidence first (one entry per action "
+                 "and outcome; cite every action_id of an entry you rely on):")
+    parts.extend(_entry(g) for g in fixes)
+    if not fixes:
+        parts.append("(none)")
+    parts.append("DID NOT HELP — NO_EFFECT or WORSENED: never a recommendation; each WORSENED "
+                 "one is a warning:")
+    parts.extend(_entry(g) for g in failed)
+    if not failed:
+        parts.append("(none)")
     return "\n\n".join(parts)
+
+
+def _entry(group: list[RecalledAction]) -> str:
+    """One ACTIONS entry: our ids and outcome outside the fence, the team's words inside."""
+    first = group[0]
+    kind = f" ({first.kind})" if first.kind else ""
+    suspected = " [explanation suspected, not confirmed]" if not first.confirmed else ""
+    body, cut = _fence(f"{first.action}{kind}\nWhy: {first.explanation}{suspected}",
+                       MAX_RECORD_IN_PROMPT)
+    meta = json.dumps({"action_ids": [r.action_id for r in group],
+                       "outcome": first.outcome, "truncated": cut})
+    return f"{meta}\n<<<\n{body}\n>>>"
+
+
+def best_first(records: list[RecalledAction], fix_order: list[str]) -> list[RecalledAction]:
+    """The records with the memory's ranked fixes first, in its rank (``fix_order``: the action
+    ids of each ranked recommendation's evidence, lead first); every other record after them in
+    recall order. A 1.5B model leads with whatever is listed first: in make model-check it led
+    with the first recalled action — often the first thing tried, which did not help."""
+    rank = {action_id: n for n, action_id in enumerate(fix_order)}
+    return sorted(records, key=lambda r: rank.get(r.action_id, len(rank)))
 
 
 def _same_actions(records: list[RecalledAction]) -> list[list[RecalledAction]]:

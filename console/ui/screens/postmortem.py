@@ -23,7 +23,7 @@ from console.ui.messages import ReloadRequested
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
 from store.models import Action, Incident
-from store.writer import FileChangedOnDisk, SaveFailed, SaveRefused
+from store.writer import FileChangedOnDisk, SaveFailed, SaveRefused, added_meanwhile
 
 DISCARD_WINDOW = 4.0  # seconds in which a second Esc discards a changed form
 
@@ -204,10 +204,19 @@ class PostmortemScreen(Screen[SaveResult | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="postmortem-save")
     def save(self, incident: Incident) -> None:
+        known = self.engine.incident(incident.id) is not None
         try:
             result = self.engine.save_incident(incident)
         except FileChangedOnDisk as exc:
-            self.post_message(self.Refused(list(exc.reasons), changed_on_disk=True))
+            taken = None if known else added_meanwhile(
+                self.engine.settings.incidents_path, incident.id,
+                "press ctrl+l to reload the memory (your form is kept), then give yours a new id")
+            if taken is not None:  # a teammate saved the same new id first
+                self.post_message(self.Refused(list(taken.reasons), changed_on_disk=False,
+                                               heading=f"Not saved — {incident.id} was just "
+                                                       "added by another save"))
+            else:
+                self.post_message(self.Refused(list(exc.reasons), changed_on_disk=True))
         except SaveRefused as exc:
             self.post_message(self.Refused(list(exc.reasons), changed_on_disk=False))
         except SaveFailed as exc:

@@ -3,21 +3,37 @@
 A webhook carrying several alerts is split into alert groups — the same alert on several
 targets is one group (see INSTANCE_LABELS) — so that each is searched on its own words;
 only firing alerts count when any fire. The pipeline (console/engine/briefing/batch.py) briefs one.
+
+At most MAX_ALERT_BYTES of an alert is read (a file, stdin, a paste); a cut input, and a JSON
+object with Alertmanager's keys that does not parse, are briefed as what could be read, with
+a notice that says so and what to do.
 """
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from store.errors import TriageError
 from store.redact import redact
 from store.text import clean
 
 MAX_ALERT_CHARS = 20_000
+# What is read of an alert, in bytes, before anything is parsed (a byte cap of its own: the
+# 20,000-character search limit applies to the parsed alert, so a webhook far longer than
+# 20,000 characters still parses). A stream is read in chunks up to this and no further: an
+# endless stdin or /dev/zero never grows memory. A longer input is briefed on its first 1 MB,
+# with a notice (and a JSON payload the cut broke, as plain text: see _parse).
+MAX_ALERT_BYTES = 1_048_576
+_CHUNK = 65_536
+# An Alertmanager webhook names its receiver and its alerts: a JSON object that does not parse
+# but has these keys was meant as one (cut when copied, a pager that shortened it).
+_ALERTMANAGER_KEY = re.compile(r'"(?:alerts|receiver)"\s*:')
 # How an alert was read: plain text, or an Alertmanager webhook payload.
 AlertSource = Literal["text", "alertmanager"]
 
@@ -97,31 +113,92 @@ class Alert:
                                    truncated=chosen.truncated, group=index)
 
 
-def read_alert_file(path: Path) -> str:
-    """The raw content of an alert file, or AlertError saying why it cannot be read."""
+@dataclass(frozen=True)
+class RawAlert:
+    """What was read of an alert: its text, what it was read from (``name``: a path,
+    ``stdin``, ``the alert``), and whether it was longer than MAX_ALERT_BYTES and cut there."""
+
+    text: str
+    name: str = "the alert"
+    cut: bool = False
+
+
+def read_alert_file(path: Path) -> RawAlert:
+    """At most MAX_ALERT_BYTES of an alert file, or AlertError saying why it cannot be read."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            return read_alert_stream(stream, str(path))
     except FileNotFoundError:
         raise AlertError(f"alert file not found: {path}") from None
     except IsADirectoryError:
         raise AlertError(f"alert file is a directory: {path}") from None
     except OSError as exc:
         raise AlertError(f"cannot read alert file {path}: {exc.strerror or exc}") from None
-    return decode_alert(data, str(path))
 
 
-def decode_alert(data: bytes, name: str) -> str:
-    """Decode alert bytes as UTF-8 text; binary content is refused, not guessed at."""
+def read_alert_stream(stream: BinaryIO, name: str) -> RawAlert:
+    """At most MAX_ALERT_BYTES of ``stream`` (stdin, a file, a FIFO), read in chunks — one
+    byte more tells whether it was cut; never the whole stream first."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= MAX_ALERT_BYTES:
+            chunk = stream.read(min(_CHUNK, MAX_ALERT_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except IsADirectoryError:
+        raise AlertError(f"{name} is a directory, not an alert") from None
+    except OSError as exc:
+        raise AlertError(f"cannot read {name}: {exc.strerror or exc}") from None
+    cut = size > MAX_ALERT_BYTES
+    data = b"".join(chunks)[:MAX_ALERT_BYTES]
+    return RawAlert(decode_alert(data, name, cut=cut), name, cut)
+
+
+def capped(text: str, name: str = "the alert") -> RawAlert:
+    """``text`` (a paste, an argument) under the same byte cap as a file or stdin."""
+    if len(text) * 4 <= MAX_ALERT_BYTES:  # at most 4 bytes a character: surely under
+        return RawAlert(text, name)
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_ALERT_BYTES:
+        return RawAlert(text, name)
+    # A character cut in two (and a lone surrogate, which clean() drops anyway) is left out.
+    return RawAlert(data[:MAX_ALERT_BYTES].decode("utf-8", "ignore"), name, cut=True)
+
+
+def decode_alert(data: bytes, name: str, cut: bool = False) -> str:
+    """Decode alert bytes as UTF-8 text; binary content is refused, not guessed at. Of a
+    ``cut`` input, a character the cut split in two is left out."""
     if b"\x00" in data:
         raise AlertError(f"{name} looks binary, not an alert — pass text or Alertmanager JSON")
     try:
+        if cut:
+            return codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=False)
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise AlertError(f"{name} is not UTF-8 text — pass text or Alertmanager JSON") from None
 
 
-def parse_alert(raw: str) -> Alert:
-    """Plain text is used as is; JSON must be an Alertmanager webhook payload."""
+def cut_notice(raw: RawAlert) -> str:
+    """What a briefing of a cut input says about it."""
+    return (f"{raw.name} was longer than 1 MB ({MAX_ALERT_BYTES:,} bytes): only its first "
+            "1 MB was read and briefed")
+
+
+def parse_alert(raw: str | RawAlert) -> Alert:
+    """Plain text is used as is; JSON must be an Alertmanager webhook payload. Text (a paste,
+    an argument) is under the same 1 MB cap as what is read from a file or stdin; a cut input
+    says so in the alert's notices."""
+    read = capped(raw) if isinstance(raw, str) else raw
+    alert = _parse(read.text, read.cut)
+    if not read.cut:
+        return alert
+    return dataclasses.replace(alert, notices=(cut_notice(read), *alert.notices))
+
+
+def _parse(raw: str, cut: bool) -> Alert:
     stripped = raw.strip()
     if not stripped:
         raise AlertError("the alert is empty — type or paste what the alert says")
@@ -132,6 +209,18 @@ def parse_alert(raw: str) -> Alert:
             raise AlertError("alert JSON is nested too deeply to be an Alertmanager payload — "
                              "paste the alert text instead") from None
         except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            if cut:
+                return _text_alert(stripped, (
+                    f"the cut at 1 MB broke its JSON ({where}): briefed as plain text — send "
+                    "a payload under 1 MB (fewer alerts a notification: max_alerts in "
+                    "Alertmanager's webhook_config), or paste the alert's own text"))
+            if stripped.startswith("{") and _ALERTMANAGER_KEY.search(stripped):
+                return _text_alert(stripped, (
+                    f"the alert looked like an Alertmanager payload but did not parse "
+                    f"({where}): briefed as plain text, not by its alerts' labels — send the "
+                    "whole payload again (it may have been cut when copied), or paste the "
+                    "alert's own text"))
             if stripped.startswith("{\"") or stripped.startswith("[{"):
                 raise AlertError(f"alert looks like JSON but does not parse (line {exc.lineno}, "
                                  f"column {exc.colno}: {exc.msg})") from None
@@ -143,9 +232,10 @@ def parse_alert(raw: str) -> Alert:
     return _text_alert(stripped)
 
 
-def _text_alert(text: str) -> Alert:
+def _text_alert(text: str, notice: str | None = None) -> Alert:
     truncated = len(text) > MAX_ALERT_CHARS
-    return Alert(clean(text[:MAX_ALERT_CHARS]), "text", truncated=truncated)
+    return Alert(clean(text[:MAX_ALERT_CHARS]), "text", truncated=truncated,
+                 notices=(notice,) if notice else ())
 
 
 def _alertmanager(payload: Any) -> Alert:

@@ -36,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     brief = commands.add_parser("brief", help="run the whole pipeline for one alert, headless")
     brief.add_argument("text", nargs="?", help="alert text, or - to read stdin")
-    brief.add_argument("--alert-file", help="read the alert (text or Alertmanager JSON) from F")
+    brief.add_argument("--alert-file", metavar="F",
+                       help="read the alert (text or Alertmanager JSON) from F, - for stdin; "
+                            "at most its first 1 MB is read")
     brief.add_argument("--json", action="store_true", help="print the briefing as JSON")
     brief.add_argument("--format", choices=("text", "json", "md"), default=None,
                        help="text (default), json (same as --json) or md: Markdown for the "
@@ -130,6 +132,16 @@ def _refuse(problem: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``triage ARGV``; its exit code. stdout and stderr degrade to replacement
+    characters where their encoding cannot hold a character, and a failed write to stdout
+    (closed pipe, full disk) is shown as such, not as a data-dir fault (console/cli/errors.py)."""
+    from console.cli.errors import guard_output, tolerant_streams
+
+    tolerant_streams()
+    return guard_output(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     problem = _verify_value_problem(sys.argv[1:] if argv is None else argv)
     if problem is not None:
         return _refuse(problem)

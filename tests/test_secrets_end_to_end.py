@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import REPO_ROOT
 from tests.fake_ollama import ChatReply, FakeOllama
@@ -214,3 +215,130 @@ def test_no_secret_reaches_the_ollama_embedding_model(
     for body in embeds + sent(fake_ollama, "/api/chat"):
         assert_no_secret(body, "a request to Ollama")
     assert_no_secret_on_disk(data_dir)
+
+
+# --- issue 22 item 7: every line of the redaction corpus, stored and in the alert --------------
+#
+# tests/data/secrets_corpus.yaml's must-redact half (command-line passwords, Azure connection
+# strings, npm and other vendor tokens from gitleaks' ruleset, a bare hex key in prose, and the
+# credentials a model tends to write): each line stored as one action's explanation, the whole
+# half sent as the alert, and a model draft that writes three of them in its summary, likely
+# cause and recommendation (its ``model_note``). In process (tests/test_cli.py's call_cli): the
+# same CLI, without a subprocess's ~3 s per command.
+
+CORPUS_CASES: list[dict[str, str]] = yaml.safe_load(
+    (REPO_ROOT / "tests" / "data" / "secrets_corpus.yaml").read_text(encoding="utf-8")
+)["must_redact"]
+CORPUS_SECRETS = tuple(case["secret"] for case in CORPUS_CASES)
+CORPUS_CANARY = "quokkafluxreplica"
+MODEL_SECRETS = {  # what the model writes: a corpus line, so the stored records back it
+    "summary": "connect with password=Zk8pQ2mW7x and retry",
+    "likely_cause": "the CI used ghp_abcdefghijklmnopqrstuvwxyz0123456789 to push",
+    "model_note": "point the sync workers at postgres://ledger:Pgpw4Ledger@db.internal/ledger "
+                  "again",
+}
+
+
+def corpus_incidents() -> str:
+    """INC-7101 with one action per corpus line (A1 the fix the model cites), INC-7102 clean."""
+    actions = [{"id": f"A{n}", "action": f"Looked at {CORPUS_CANARY} step {n}",
+                "outcome": "RESOLVED" if n == 1 else "NO_EFFECT", "explanation": case["text"]}
+               for n, case in enumerate(CORPUS_CASES, 1)]
+    actions[0]["action"] = (f"Pointed the {CORPUS_CANARY} sync workers at the ledger database "
+                            "again")
+    return yaml.safe_dump([
+        {"id": "INC-7101", "title": f"{CORPUS_CANARY} ledger replica stalled after a rotation",
+         "service": "ledger-sync",
+         "symptoms": f"{CORPUS_CANARY} lag growing, sync workers get access denied",
+         "actions": actions},
+        {"id": "INC-7102", "service": "checkout-service",
+         "symptoms": "checkout latency up after a config push", "actions": []},
+    ], sort_keys=False, allow_unicode=True)
+
+
+def corpus_draft() -> str:
+    return json.dumps({
+        "summary": f"The {CORPUS_CANARY} workers lost access; {MODEL_SECRETS['summary']}.",
+        "likely_cause": MODEL_SECRETS["likely_cause"],
+        "recommendations": [{"action": MODEL_SECRETS["model_note"],
+                             "evidence": [{"incident_id": "INC-7101",
+                                           "action_id": "INC-7101/A1"}]}],
+        "warnings": [], "confidence": 60})
+
+
+def assert_no_corpus_secret(text: str, where: str) -> None:
+    leaked = [n for n, secret in enumerate(CORPUS_SECRETS) if secret in text]
+    assert not leaked, f"corpus lines {leaked} leaked into {where}"  # (never print a secret)
+
+
+@pytest.fixture
+def corpus_memory(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus-incidents.yaml"
+    path.write_text(corpus_incidents(), encoding="utf-8")
+    return path
+
+
+def test_check_names_the_incident_and_field_of_each_corpus_secret(
+        corpus_memory: Path, tmp_path: Path) -> None:
+    from tests.test_cli import call_cli
+
+    result = call_cli("check", data_dir=tmp_path / "data", incidents=corpus_memory)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stdout.splitlines() if ": warning: " in line]
+    for n, case in enumerate(CORPUS_CASES, 1):
+        assert any(f": warning: {case['kind']} secret in INC-7101 A{n} explanation" in line
+                   for line in warnings), f"corpus line {n - 1} not named"
+    assert f"{len(CORPUS_CASES)} secrets found" in result.stdout.splitlines()[-1]
+    assert_no_corpus_secret(result.stdout + result.stderr, "triage check output")
+
+
+def test_no_corpus_secret_reaches_the_index_the_prompt_or_any_output(
+        corpus_memory: Path, tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    """Stored, in the alert, and written by the model: never in the index, a request to the
+    model, `brief --json`, `brief --format md`, or any file under the data dir (the
+    verification artifact of `--verify` included); the model's lines shown redacted."""
+    from tests.test_cli import call_cli
+
+    data_dir = tmp_path / "data"
+    fake_ollama.default_chat = ChatReply(corpus_draft())
+    model = {"OLLAMA_HOST": fake_ollama.host, "TRIAGE_MODEL": MODEL, "TRIAGE_MODEL_TIMEOUT": "30"}
+    indexed = call_cli("index", data_dir=data_dir, incidents=corpus_memory)
+    assert indexed.returncode == 0, indexed.stderr
+    alert = (f"{CORPUS_CANARY} lag growing, sync workers get access denied; log: "
+             + " | ".join(case["text"] for case in CORPUS_CASES))
+    briefed = call_cli("brief", alert, "--json", "--verify", data_dir=data_dir,
+                       incidents=corpus_memory, extra_env=model)
+    assert briefed.returncode == 0, briefed.stderr
+    assert_no_corpus_secret(briefed.stdout + briefed.stderr, "triage brief --json")
+    out = json.loads(briefed.stdout)
+    assert out["source"] == "model", out["degraded"]
+    assert out["recalled"][0]["incident_id"] == "INC-7101"
+    assert out["summary"].endswith("connect with password=[REDACTED:secret-value] and retry.")
+    assert out["likely_cause"] == "the CI used [REDACTED:github-token] to push"
+    assert out["recommendations"][0]["model_note"] == (
+        "point the sync workers at postgres://ledger:[REDACTED:url-password]"
+        "@db.internal/ledger again")
+
+    markdown = call_cli("brief", alert, "--format", "md", data_dir=data_dir,
+                        incidents=corpus_memory, extra_env=model)
+    assert markdown.returncode == 0, markdown.stderr
+    assert_no_corpus_secret(markdown.stdout + markdown.stderr, "triage brief --format md")
+    # (Markdown shows the marker literally: its brackets escaped)
+    assert ("**Likely cause (the model's reading):** the CI used \\[REDACTED:github-token\\] "
+            "to push") in markdown.stdout
+    assert "connect with password=\\[REDACTED:secret-value\\] and retry." in markdown.stdout
+
+    chats = sent(fake_ollama, "/api/chat")
+    assert chats, "the model was never asked"
+    for body in chats:
+        assert_no_corpus_secret(body, "a /api/chat request")
+    assert any("[REDACTED:npm-access-token]" in body and "[REDACTED:hex-key]" in body
+               for body in chats)
+
+    files = every_file(data_dir)
+    assert any(CORPUS_CANARY.encode() in data for data in files.values()), "blind: no canary"
+    for path, data in files.items():
+        assert_no_corpus_secret(data.decode("utf-8", errors="replace"), str(path))
+        lowered = data.lower()
+        leaked = [n for n, s in enumerate(CORPUS_SECRETS) if s.lower().encode() in lowered]
+        assert not leaked, f"corpus lines {leaked} in {path} (lower-cased)"

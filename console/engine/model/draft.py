@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from store.redact import REDACTION_MARKER, redact
 from store.text import CleanStr
 
 MAX_ANSWER_CHARS = 200_000
@@ -98,6 +99,21 @@ def _text(value: Any, limit: int) -> str:
     return text[:limit]
 
 
+def _prose(value: Any, limit: int) -> str:
+    """Text the model wrote, as it may be shown: cleaned, then redacted with the memory's own
+    redactor (a model that writes ``password=…``, a ``ghp_…`` token or a DSN's password —
+    from its training, or from an alert the redactor missed — never has it shown, printed or
+    saved), then cut. Redacted before the cut, so a secret across the limit is not left in
+    part; a marker the cut would split is left out whole."""
+    text = redact(_text(value, MAX_ANSWER_CHARS)).text
+    if len(text) <= limit:
+        return text
+    for marker in REDACTION_MARKER.finditer(text, max(0, limit - 64), limit + 64):
+        if marker.start() < limit < marker.end():
+            return text[:marker.start()]
+    return text[:limit]
+
+
 def _citation(item: Any) -> dict[str, str]:
     if isinstance(item, dict):
         return {"incident_id": _text(item.get("incident_id"), 80),
@@ -114,7 +130,7 @@ _ACTION_MENTION = re.compile(
 def _step(item: Any) -> dict[str, Any] | None:
     """A step's text and the citations it gives (fields, an evidence list, or in its text)."""
     if isinstance(item, str):
-        return {"text": _text(item, 300), "citations": [
+        return {"text": _prose(item, 300), "citations": [
             {"incident_id": m.group(1), "action_id": f"{m.group(1)}/{m.group(2)}"}
             for m in _ACTION_MENTION.finditer(item[:300])]}
     if not isinstance(item, dict):
@@ -124,7 +140,7 @@ def _step(item: Any) -> dict[str, Any] | None:
     if isinstance(evidence, list):
         citations += [_citation(e) for e in evidence]
     text = item.get("text") or item.get("action") or ""
-    return {"text": _text(text, 300), "citations": citations}
+    return {"text": _prose(text, 300), "citations": citations}
 
 
 def _list(value: Any) -> list[Any]:
@@ -145,20 +161,20 @@ def loose_draft(value: dict[str, Any]) -> dict[str, Any]:
     if isinstance(steps, str):
         steps = [line.strip(" -*\t") for line in steps.splitlines() if line.strip(" -*\t")]
     return {
-        "summary": _text(summary, 2_000),
+        "summary": _prose(summary, 2_000),
         "recommendations": [
-            {"action": _text(r.get("action"), 500),
+            {"action": _prose(r.get("action"), 500),
              "evidence": [_citation(e) for e in _list(r.get("evidence"))]}
             for r in recommendations if isinstance(r, dict)
         ],
         "warnings": [
-            {"text": _text(w.get("text"), 800), **_citation(w)}
+            {"text": _prose(w.get("text"), 800), **_citation(w)}
             for w in warnings if isinstance(w, dict)
         ],
         "confidence": value.get("confidence"),
         "confidence_given": "confidence" in value,
-        "likely_cause": _text(value.get("likely_cause"), 500),
-        "none_apply": _text(value.get("none_apply"), 500),
+        "likely_cause": _prose(value.get("likely_cause"), 500),
+        "none_apply": _prose(value.get("none_apply"), 500),
         "steps": [step for step in map(_step, steps if isinstance(steps, list) else [])
                   if step is not None][:12],
     }

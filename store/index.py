@@ -182,8 +182,11 @@ class MemoryIndex:
         self.repairs: list[str] = []
         self.degraded: str | None = None  # "<fault> at <index dir>" while held in memory
         self._failed: IndexWriteFailed | None = None  # the write that failed, while degraded
-        self.state = "closed"  # after open(): fresh | rebuilt | memory
+        self.state = "closed"  # after open(): fresh | rebuilt | memory | last good
         self._lock_owner: int | None = None  # the thread holding the index lock, if any
+        # Opened for a partial memory (open_last_good, build_in_memory): never written, never
+        # rebuilt — the last good index on disk stays as it is until the file loads whole.
+        self.read_only = False
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -269,6 +272,51 @@ class MemoryIndex:
             notices.append(f"recall is lexical only: {self.meta.embed_error}")
         return notices
 
+    def open_last_good(self) -> LoadedMemory | None:
+        """The index on disk, read only and as it is, with the memory it was built from (its
+        rows' records) — for an incidents file that does not load whole. None when there is
+        no usable one: missing, another schema or embedder, or a table that does not hold the
+        rows its metadata claims. Nothing on disk is written (the calibration included)."""
+        meta = read_meta(self.index_dir)
+        if (meta is None or meta.schema_version != SCHEMA_VERSION
+                or meta.embedder != self.embedder_id
+                or not (self.index_dir / f"{TABLE}.lance").exists()):
+            return None
+        try:
+            table = self._connect().open_table(TABLE)
+            rows = int(table.count_rows())
+            if rows != meta.rows or rows != meta.incidents:
+                return None
+            records = (table.search().select(["record"]).limit(rows).to_arrow()["record"]
+                       .to_pylist() if rows else [])
+            incidents = [Incident.model_validate_json(record) for record in records]
+        except (*LANCE_ERRORS, ValidationError):
+            return None
+        memory = LoadedMemory(incidents, [], meta.source_hash)
+        self._db, self.degraded, self._failed = None, None, None
+        self._table, self.meta, self._memory = table, meta, memory
+        self.read_only, self.state = True, "last good"
+        return memory
+
+    def build_in_memory(self, memory: LoadedMemory, progress: EmbedProgress | None = None,
+                        ) -> list[str]:
+        """The index of ``memory`` built and held in memory only: for a partial memory when
+        there is no last good index on disk. Nothing is written to the index dir (vectors
+        still come from, and go to, the embedding cache)."""
+        rows, vectors, meta = self._prepare(memory, progress)
+        try:
+            db = lancedb_module().connect("memory://")
+            table = create_table(db, rows, vectors, meta.ann)
+        except LANCE_ERRORS as exc:
+            raise IndexUnavailable(f"the memory cannot be searched: an index of the incidents "
+                                   f"that load could not be built in memory "
+                                   f"({fault_name(exc)})") from exc
+        self._db, self._table, self.meta, self._memory = db, table, meta, memory
+        self.degraded, self._failed = None, None
+        self.read_only, self.state = True, "memory"
+        return [*self._cache_notice()] + ([f"recall is lexical only: {meta.embed_error}"]
+                                          if meta.embed_error else [])
+
     def verify(self, memory: LoadedMemory) -> str | None:
         """What is wrong with the index on disk for ``memory`` (stale, unreadable, or not
         matching itself), None when it is fresh and whole. Reads only; `triage doctor`."""
@@ -351,6 +399,10 @@ class MemoryIndex:
 
     def _build(self, memory: LoadedMemory, progress: EmbedProgress | None,
                in_memory_fallback: bool) -> list[str]:
+        if self.read_only:
+            raise IndexUnavailable("the index is not rebuilt while the incidents file has "
+                                   "problems (the last good index is kept)", [],
+                                   "fix the file (`triage check`), then reload")
         rows, vectors, meta = self._prepare(memory, progress)
         try:
             self._write(rows, vectors, meta)
@@ -498,6 +550,8 @@ class MemoryIndex:
 
     def _update_incident(self, memory: LoadedMemory, incident_id: str,
                          previous: Incident | None, in_memory_fallback: bool) -> list[str]:
+        if self.read_only:
+            return self.build(memory, in_memory_fallback=in_memory_fallback)  # (refuses)
         if self._table is None or self.meta is None or self.meta.rows == 0:
             return self.build(memory, in_memory_fallback=in_memory_fallback)
         if self._db is None and not self._still_ours():
@@ -571,8 +625,11 @@ class MemoryIndex:
         try:
             return list(run())
         except LANCE_ERRORS as exc:
-            if self._memory is None:
-                raise IndexUnavailable(f"index unreadable: {exc}") from exc
+            if self._memory is None or self.read_only:
+                raise IndexUnavailable(f"index unreadable: {str(exc)[:200]}", [],
+                                       "fix the incidents file (`triage check`), then reload: "
+                                       "the index is rebuilt once it loads whole"
+                                       if self.read_only else "") from exc
             self.repairs.append(f"index was damaged ({str(exc)[:120]}); rebuilt from the "
                                 "incidents file")
             self.build(self._memory, in_memory_fallback=True)

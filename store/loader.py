@@ -11,8 +11,17 @@ Forward compatibility: a field this version does not know (one a newer build add
 misspelt optional one) is ignored with a SchemaWarning (file:line, `triage check` prints it),
 so a teammate's newer file never makes an older build reject the whole memory. A misspelt
 *required* field still fails — as the required field missing, naming the likely misspelling.
-Dangling ``related`` ids are ``reference_problems``: `triage check` fails on them, while
-briefings (which never read ``related``) go on.
+Dangling ``related`` ids are ``reference_problems``: warnings everywhere (`triage check` prints
+them and exits 0, `brief` and `add` go on) — ``related`` only feeds drills, which skip an id
+that is not in memory, so a typo there must never block a briefing or a save.
+
+A file that cannot be used as a whole still yields what can: IncidentFileError carries the
+``partial`` memory (every incident that loads on its own — in directory mode the other files;
+in one file the top-level items, split at their ``- id:`` lines when the YAML as a whole does
+not parse, and around git conflict markers) and ``unsearched`` (the incidents left out, with
+file:line). The console and `triage brief` brief from it; `check`, `index` and saves refuse.
+Every problem of a file is found in one pass: a YAML error in one item, a schema error in
+another and a duplicate id are reported together.
 """
 
 from __future__ import annotations
@@ -20,8 +29,10 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +43,16 @@ from store.errors import TriageError
 from store.models import Action, Incident
 from store.redact import redact
 from store.validation import describe_error
-from store.yaml_marks import child, duplicate_keys, field_path, first_alias, key_line
+from store.yaml_marks import (
+    aliased,
+    child,
+    duplicate_keys,
+    field_path,
+    key_line,
+    nesting_depth,
+    scalars,
+    shift_marks,
+)
 
 # libyaml's parser is ~13x faster on the bundled memory (10 ms vs 135 ms) and keeps marks.
 YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -83,17 +103,36 @@ class SchemaWarning:
                 f"{self.incident_id}: ignored by this version of triage{hint}")
 
 
+@dataclass(frozen=True)
+class Unsearched:
+    """An incident (or a whole file) left out of a partial memory, and where it is written."""
+
+    file: str
+    line: int | None
+    label: str  # "INC-2041", "incident #3", "every incident in b.yaml"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{self.label} ({where})"
+
+
 class IncidentFileError(TriageError):
     """The incidents file cannot be used as it is; ``problems`` lists every reason.
 
     ``secrets`` lists the secrets found in the incidents that could be read, so `triage
-    check` reports them beside the errors."""
+    check` reports them beside the errors. ``partial`` is the memory of every incident that
+    loads on its own (None when the path itself cannot be read), ``unsearched`` the incidents
+    it leaves out — for a briefing at 2 a.m. that must not be silenced by one typo."""
 
     def __init__(self, problems: list[Problem], secrets: list[SecretFinding] | None = None,
-                 warnings: list[SchemaWarning] | None = None) -> None:
+                 warnings: list[SchemaWarning] | None = None,
+                 partial: LoadedMemory | None = None,
+                 unsearched: list[Unsearched] | None = None) -> None:
         self.problems = problems
         self.secrets = list(secrets or [])
         self.warnings = list(warnings or [])
+        self.partial = partial
+        self.unsearched = list(unsearched or [])
         count = len(problems)
         super().__init__(f"the incidents file has {count} problem{'s' if count != 1 else ''}:",
                          [str(p) for p in problems],
@@ -111,7 +150,10 @@ class LoadedMemory:
     origin: dict[str, tuple[str, int]] = field(default_factory=dict)
     secrets: list[SecretFinding] = field(default_factory=list)
     warnings: list[SchemaWarning] = field(default_factory=list)
+    # Warnings (never errors): `related` ids that name no incident in memory, or itself.
     reference_problems: list[Problem] = field(default_factory=list)
+    # The line of each incident's ``started_at`` (for `triage check`'s future-date warning).
+    start_lines: dict[str, int] = field(default_factory=dict)
 
     @property
     def action_count(self) -> int:
@@ -136,10 +178,20 @@ def content_hash(incidents: Iterable[Incident]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def is_incident_file(path: Path) -> bool:
+    """Is ``path`` (in a memory directory) one of its incident files? A ``*.yaml``/``*.yml``
+    regular file (or a link to one) whose name does not start with "." — an Emacs lock
+    ``.#INC-2041.yaml``, a macOS ``._x.yaml``, a save's ``.x.yaml.tmp`` and a directory named
+    ``x.yaml`` are not. The one rule for every reader: the loader, the file hash that says
+    whether the file changed (store/writer.py), the index freshness built on them."""
+    return (not path.name.startswith(".") and path.suffix in (".yaml", ".yml")
+            and path.is_file())
+
+
 def incident_files(path: Path) -> list[Path]:
     """The YAML files that make up the memory at ``path`` (a file or a directory)."""
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+        return sorted(p for p in path.iterdir() if is_incident_file(p))
     return [path]
 
 
@@ -165,25 +217,43 @@ def load_incidents(path: Path) -> LoadedMemory:
     files = incident_files(path)
     if not files:
         raise IncidentFileError([Problem(str(path), None, "", "directory holds no *.yaml files")])
-    problems: list[Problem] = []
-    secrets: list[SecretFinding] = []
-    warnings: list[SchemaWarning] = []
-    references: list[_Reference] = []
+    found = _Found()
     incidents: list[Incident] = []
     origin: dict[str, tuple[str, int]] = {}
     for file in files:
-        for incident, line in _load_file(file, problems, secrets, warnings, references):
+        for incident, line in _load_file(file, found):
             if incident.id in origin:
                 first_file, first_line = origin[incident.id]
-                problems.append(Problem(str(file), line, "id", f"duplicate incident id "
-                                        f"{incident.id!r} (first at {first_file}:{first_line})"))
+                found.problems.append(Problem(str(file), line, "id", f"duplicate incident id "
+                                              f"{incident.id!r} (first at {first_file}:"
+                                              f"{first_line})"))
+                found.unsearched.append(Unsearched(str(file), line, incident.id))
                 continue
             origin[incident.id] = (str(file), line)
             incidents.append(incident)
-    if problems:
-        raise IncidentFileError(problems, secrets, warnings)
-    return LoadedMemory(incidents, files, content_hash(incidents), origin, secrets, warnings,
-                        reference_problems(references, set(origin)))
+    # (ids written in items that did not load still count as known: not "dangling")
+    references = reference_problems(found.references, set(origin) | found.labels)
+    memory = LoadedMemory(incidents, files, content_hash(incidents), origin, found.secrets,
+                          found.warnings, references,
+                          {i: n for i, n in found.start_lines.items() if i in origin})
+    if found.problems:
+        raise IncidentFileError(found.problems, found.secrets, found.warnings, memory,
+                                found.unsearched)
+    return memory
+
+
+@dataclass
+class _Found:
+    """What reading the files turned up besides the incidents: problems, secrets, warnings,
+    ``related`` references, the incidents left out, and the ids of every item seen."""
+
+    problems: list[Problem] = field(default_factory=list)
+    secrets: list[SecretFinding] = field(default_factory=list)
+    warnings: list[SchemaWarning] = field(default_factory=list)
+    references: list[_Reference] = field(default_factory=list)
+    unsearched: list[Unsearched] = field(default_factory=list)
+    labels: set[str] = field(default_factory=set)
+    start_lines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -218,7 +288,12 @@ def parse_incidents_text(text: str, name: str, secrets: list[SecretFinding] | No
     The incidents come back redacted, exactly as load_incidents would hand them out (the
     writer compares the two); ``secrets``, if given, receives what was redacted."""
     problems: list[Problem] = []
-    found = [incident for incident, _ in _parse(text, name, problems, secrets, warnings)]
+    read = _Found(problems)
+    found = [incident for incident, _ in _parse(text, name, read)]
+    if secrets is not None:
+        secrets.extend(read.secrets)
+    if warnings is not None:
+        warnings.extend(read.warnings)
     seen: set[str] = set()
     for incident in found:
         if incident.id in seen:
@@ -229,118 +304,289 @@ def parse_incidents_text(text: str, name: str, secrets: list[SecretFinding] | No
     return found
 
 
-def _load_file(file: Path, problems: list[Problem], secrets: list[SecretFinding],
-               warnings: list[SchemaWarning], references: list[_Reference],
-               ) -> list[tuple[Incident, int]]:
+def _load_file(file: Path, found: _Found) -> list[tuple[Incident, int]]:
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         line = exc.object[:exc.start].count(b"\n") + 1
-        problems.append(Problem(str(file), line, "", f"not UTF-8 text ({exc.reason}) — save the "
-                                "file as UTF-8"))
+        found.problems.append(Problem(str(file), line, "", f"not UTF-8 text ({exc.reason}) — "
+                                      "save the file as UTF-8"))
+        found.unsearched.append(Unsearched(str(file), None, f"every incident in {file.name}"))
         return []
     except OSError as exc:
-        problems.append(Problem(str(file), None, "", f"cannot read: {exc.strerror or exc}"))
+        found.problems.append(Problem(str(file), None, "", f"cannot read: "
+                                      f"{exc.strerror or exc}"))
+        found.unsearched.append(Unsearched(str(file), None, f"every incident in {file.name}"))
         return []
-    return _parse(text, str(file), problems, secrets, warnings, references)
+    return _parse(text, str(file), found)
+
+
+# Deeper than this, a YAML entry is a broken paste, not an incident (which needs 5 levels):
+# constructing a 5,000-deep list raised RecursionError.
+MAX_DEPTH = 64
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_INT = "tag:yaml.org,2002:int"
 
 
 def read_mapping(constructor: Any, node: yaml.Node, at: Problem, not_a_mapping: str,
                  problems: list[Problem]) -> dict[Any, Any] | None:
     """One YAML entry (an incident, a probe) as a dict, or None with why in ``problems``: a
-    key given twice, text that cannot be constructed, or not a mapping (``not_a_mapping``).
-    ``at`` is where the entry stands (file, line, label)."""
+    key given twice, text that cannot be constructed (an impossible date, an integer too long
+    to read, nesting too deep), or not a mapping (``not_a_mapping``). ``at`` is where the
+    entry stands (file, line, label)."""
+    depth, deep_line = nesting_depth(node, MAX_DEPTH)
+    if depth > MAX_DEPTH:
+        problems.append(Problem(at.file, deep_line, at.field, f"nested more than {MAX_DEPTH} "
+                                "levels deep — an entry needs only a few; this looks like a "
+                                "broken paste (an unclosed bracket?)"))
+        return None
     problems.extend(Problem(at.file, line, field, "key given twice")
                     for line, field in duplicate_keys(node, at.field))
     try:
         data = constructor.construct_document(node)
     except yaml.YAMLError as exc:
+        _reset(constructor)
         problems.append(Problem(at.file, at.line, at.field,
                                 f"cannot be read: {redact(str(exc)).text}"))
+        return None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        # An impossible date (2026-02-30), an integer of more than 4,300 digits: the value's
+        # own line and field, in words.
+        _reset(constructor)
+        problems.extend(_unreadable_values(node, at) or [
+            Problem(at.file, at.line, at.field, f"cannot be read: {redact(str(exc)).text}")])
         return None
     if not isinstance(data, dict):
         problems.append(Problem(at.file, at.line, at.field, not_a_mapping))
         return None
     return data
 
-def _parse(text: str, name: str, problems: list[Problem],
-           secrets: list[SecretFinding] | None = None,
-           warnings: list[SchemaWarning] | None = None,
-           references: list[_Reference] | None = None) -> list[tuple[Incident, int]]:
-    try:
-        root = yaml.compose(text, Loader=YAML_LOADER)
-    except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        problems.append(Problem(name, line, "", f"not valid YAML: character {exc.character!r} "
-                                "is not allowed in YAML text"))
-        return []
-    except yaml.MarkedYAMLError as exc:
-        mark_line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        problems.append(Problem(name, mark_line, "", f"not valid YAML: {exc.problem or exc}"))
-        return []
-    except yaml.YAMLError as exc:
-        problems.append(Problem(name, None, "", f"not valid YAML: {exc}"))
-        return []
-    if root is None:
-        problems.append(Problem(name, None, "", "file is empty — expected a list of incidents "
-                                "(each starting with '- id: …')"))
-        return []
-    alias_line = first_alias(root)
-    if alias_line is not None:
-        # An alias re-uses a node: nested ones expand exponentially (a 361-byte "billion
-        # laughs" took ~200 s and ~9 GB). The memory is written by hand: no alias is needed.
-        problems.append(Problem(name, alias_line, "", "YAML aliases (*name) are not accepted "
-                                "in an incidents file — write the value out in full"))
-        return []
-    if not isinstance(root, yaml.SequenceNode):
-        problems.append(Problem(name, root.start_mark.line + 1, "",
-                                "top level must be a list of incidents (each starting with '- id: …')"))
-        return []
+
+def _reset(constructor: Any) -> None:
+    """A construction that raised leaves its half-built state behind (the failing node stays
+    marked "recursive"): clear it before the constructor reads the next entry."""
+    constructor.constructed_objects = {}
+    constructor.recursive_objects = {}
+    constructor.state_generators = []
+
+
+def _unreadable_values(node: yaml.Node, at: Problem) -> list[Problem]:
+    """Each scalar of ``node`` that YAML resolves to a date or a number it cannot build."""
+    probe = YAML_LOADER("")
+    found = []
+    for path, scalar in scalars(node):
+        if scalar.tag not in (_TIMESTAMP, _INT) and not scalar.tag.endswith(":float"):
+            continue
+        try:
+            probe.construct_object(scalar)
+        except (ValueError, OverflowError, yaml.YAMLError) as exc:
+            _reset(probe)
+            where = f"{at.field} {field_path(path)}".strip()
+            value = str(scalar.value)
+            if scalar.tag == _TIMESTAMP:
+                message = (f"{value[:40]!r} is not a real date or time ({exc}) — write an "
+                           "ISO-8601 time such as 2026-03-14T02:05:00Z")
+            elif scalar.tag == _INT and len(value) > 4300:
+                message = (f"an integer of {len(value):,} digits is longer than can be read "
+                           "(4,300) — quote it if it is text")
+            else:
+                message = f"{value[:40]!r} cannot be read as a number ({exc})"
+            found.append(Problem(at.file, scalar.start_mark.line + 1, where,
+                                 redact(message).text))
+    return found
+
+
+# A top-level list item starts at column 0; git leaves these markers at column 0 too.
+_ITEM_START = re.compile(r"^-(?=[ \t\r]|$)", re.M)
+_CONFLICT = re.compile(r"^(<{7}|\|{7}|={7}|>{7})(?=[ \t\r]|$)", re.M)
+_ITEM_ID = re.compile(r"^-[ \t]+id:[ \t]*['\"]?([A-Za-z0-9._-]+)", re.M)
+
+
+def _parse(text: str, name: str, found: _Found) -> list[tuple[Incident, int]]:
+    items = _items(text, name, found)
     loaded: list[tuple[Incident, int]] = []
     first_seen: dict[str, int] = {}
     # One constructor for every node: a loader built over the whole text per incident made
     # loading quadratic (10.7 s for 2,500 incidents; bench/build_bench.py).
     constructor = YAML_LOADER("")
-    for index, node in enumerate(root.value):
+    seen: set[int] = set()  # nodes met so far: one reached twice is an alias
+    for index, node in enumerate(items):
         line = node.start_mark.line + 1
         label = _incident_label(node, index)
-        if label in first_seen and not label.startswith("incident #"):
-            problems.append(Problem(name, line, "id", f"duplicate incident id {label!r} "
-                                    f"(first at line {first_seen[label]})"))
-            continue
-        first_seen.setdefault(label, line)
-        known = len(problems)
-        data = read_mapping(constructor, node, Problem(name, line, label, ""),
-                            "each incident must be a mapping of fields (id, service, symptoms, "
-                            "actions …)", problems)
-        if data is None:
-            continue
-        dupes = len(problems) > known  # a readable mapping: only keys given twice were added
-        action_problems = _duplicate_action_ids(name, node, label)
-        problems.extend(action_problems)
-        unknown = _strip_unknown(data, node, name, label)
-        if warnings is not None:
-            warnings.extend(unknown)
-        try:
-            incident = Incident.model_validate(data)
-        except ValidationError as exc:
-            for error in exc.errors():
-                problems.append(_misspelt(_problem_from_error(name, node, label, error), error,
-                                          unknown))
-            continue
-        if references is not None:
-            related_node = child(node, "related")
-            for position, target in enumerate(incident.related):
-                item = child(related_node, position)
-                at = item.start_mark.line + 1 if item is not None else line
-                references.append(_Reference(name, at, incident.id, position, target))
-        if not dupes and not action_problems:
-            found: list[SecretFinding] = []
-            incident = _redacted(incident, node, _Source(name, text), found)
-            if secrets is not None:
-                secrets.extend(found)
-            loaded.append((incident, line))
+        found.labels.add(label)
+        loaded_item = _item(node, line, label, name, text, first_seen, seen, constructor,
+                            found)
+        if loaded_item is None:
+            found.unsearched.append(Unsearched(name, line, label))
+        else:
+            loaded.append((loaded_item, line))
     return loaded
+
+
+def _item(node: yaml.Node, line: int, label: str, name: str, text: str,
+          first_seen: dict[str, int], seen: set[int], constructor: Any,
+          found: _Found) -> Incident | None:
+    """One top-level item as an incident, or None with every reason it is not in
+    ``found.problems`` (a duplicate is still validated: its own problems are reported now,
+    not after the duplicate is fixed)."""
+    problems = found.problems
+    alias_line = aliased(node, seen)
+    if alias_line is not None:
+        # An alias re-uses a node: nested ones expand exponentially (a 361-byte "billion
+        # laughs" took ~200 s and ~9 GB). The memory is written by hand: no alias is needed.
+        problems.append(Problem(name, alias_line, "", "YAML aliases (*name) are not accepted "
+                                "in an incidents file — write the value out in full"))
+        return None
+    known = len(problems)
+    if label in first_seen and not label.startswith("incident #"):
+        problems.append(Problem(name, line, "id", f"duplicate incident id {label!r} "
+                                f"(first at line {first_seen[label]})"))
+    first_seen.setdefault(label, line)
+    data = read_mapping(constructor, node, Problem(name, line, label, ""),
+                        "each incident must be a mapping of fields (id, service, symptoms, "
+                        "actions …)", problems)
+    if data is None:
+        return None
+    problems.extend(_duplicate_action_ids(name, node, label))
+    unknown = _strip_unknown(data, node, name, label)
+    found.warnings.extend(unknown)
+    try:
+        incident = Incident.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            problems.append(_misspelt(_problem_from_error(name, node, label, error), error,
+                                      unknown))
+        return None
+    if len(problems) > known:  # keys given twice, duplicate ids: reported, not loaded
+        return None
+    related_node = child(node, "related")
+    for position, target in enumerate(incident.related):
+        item = child(related_node, position)
+        at = item.start_mark.line + 1 if item is not None else line
+        found.references.append(_Reference(name, at, incident.id, position, target))
+    start = child(node, "started_at")
+    if start is not None and incident.started_at is not None:
+        found.start_lines[incident.id] = start.start_mark.line + 1
+    secrets: list[SecretFinding] = []
+    incident = _redacted(incident, node, _Source(name, text), secrets)
+    found.secrets.extend(secrets)
+    return incident
+
+
+def _items(text: str, name: str, found: _Found) -> list[yaml.Node]:
+    """The top-level items of one file, their marks on the file's own lines. The whole text
+    is composed at once; when that fails (or git left conflict markers in it) each item is
+    composed on its own, split at the ``- id:`` lines, so one typo costs only its own item."""
+    conflicts = _conflicts(text)
+    whole: Problem | None = None
+    if not conflicts:
+        try:
+            root = yaml.compose(text, Loader=YAML_LOADER)
+        except (yaml.YAMLError, RecursionError) as exc:
+            whole = _yaml_problem(exc, text, name, 0)
+        else:
+            if root is None:
+                found.problems.append(Problem(name, None, "", "file is empty — expected a list "
+                                              "of incidents (each starting with '- id: …')"))
+                return []
+            if not isinstance(root, yaml.SequenceNode):
+                found.problems.append(Problem(name, root.start_mark.line + 1, "", _NOT_A_LIST))
+                return []
+            return list(root.value)
+    before = len(found.problems)
+    items = _chunked(text, name, conflicts, found)
+    if whole is not None and len(found.problems) == before:
+        # Every piece reads on its own but the whole does not (an indentation that only
+        # breaks across items): nothing is taken from this file.
+        found.problems.append(whole)
+        found.unsearched.append(Unsearched(name, None, f"every incident in {Path(name).name}"))
+        return []
+    return items
+
+
+_NOT_A_LIST = "top level must be a list of incidents (each starting with '- id: …')"
+
+
+def _yaml_problem(exc: BaseException, text: str, name: str, offset: int) -> Problem:
+    """A YAML error in words, at its line in the file (``offset``: lines before ``text``)."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1 + offset
+        return Problem(name, line, "", f"not valid YAML: character {exc.character!r} is not "
+                       "allowed in YAML text")
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        if exc.context_mark and mark and mark.index >= len(text.rstrip()):
+            mark = exc.context_mark  # "unexpected end" of a piece: where the open thing began
+        return Problem(name, mark.line + 1 + offset if mark else None, "",
+                       f"not valid YAML: {exc.problem or exc}")
+    if isinstance(exc, RecursionError):
+        return Problem(name, offset + 1, "", "not valid YAML: nested too deeply to be read")
+    return Problem(name, None, "", f"not valid YAML: {exc}")
+
+
+def _conflicts(text: str) -> list[tuple[int, int, int]]:
+    """Git conflict regions: (start offset, end offset, first line), from ``<<<<<<<`` through
+    ``>>>>>>>`` (to the end of the file when it is not closed); a stray marker is a region of
+    its own line."""
+    regions: list[tuple[int, int, int]] = []
+    opened: int | None = None
+    for match in _CONFLICT.finditer(text):
+        end = text.find("\n", match.start())
+        end = len(text) if end < 0 else end + 1
+        marker = match.group(1)[0]
+        if marker == "<" and opened is None:
+            opened = match.start()
+        elif marker == ">" and opened is not None:
+            regions.append((opened, end, 0))
+            opened = None
+        elif opened is None:
+            regions.append((match.start(), end, 0))
+    if opened is not None:
+        regions.append((opened, len(text), 0))
+    return [(start, end, text.count("\n", 0, start) + 1) for start, end, _ in regions]
+
+
+def _chunked(text: str, name: str, conflicts: list[tuple[int, int, int]],
+             found: _Found) -> list[yaml.Node]:
+    """Each top-level item composed on its own (see _items); a piece that does not read is a
+    problem at its line, and the incidents in it are left out, as are both sides of a
+    conflict (which one is meant is the team's call)."""
+    for start, end, line in conflicts:
+        last = line + text.count("\n", start, end) - (1 if text[end - 1:end] == "\n" else 0)
+        inside = [match.group(1) for match in _ITEM_ID.finditer(text, start, end)]
+        found.problems.append(Problem(name, line, "", f"merge conflict: git conflict markers "
+                                      f"(<<<<<<< … >>>>>>>) on lines {line}–{last} — resolve "
+                                      "the merge conflict (keep the side meant), then run "
+                                      "`triage check`"))
+        found.unsearched.extend(Unsearched(name, line, label) for label in
+                                dict.fromkeys(inside or [f"lines {line}–{last}"]))
+    cuts = sorted({0, *(m.start() for m in _ITEM_START.finditer(text)
+                        if not any(s <= m.start() < e for s, e, _ in conflicts)),
+                   *(s for s, _, _ in conflicts), *(e for _, e, _ in conflicts), len(text)})
+    items: list[yaml.Node] = []
+    lines_before, counted = 0, 0
+    for start, end in pairwise(cuts):
+        if any(s <= start < e for s, e, _ in conflicts):
+            continue
+        lines_before += text.count("\n", counted, start)
+        counted = start
+        piece = text[start:end]
+        try:
+            root = yaml.compose(piece, Loader=YAML_LOADER)
+        except (yaml.YAMLError, RecursionError) as exc:
+            found.problems.append(_yaml_problem(exc, piece, name, lines_before))
+            match = _ITEM_ID.match(piece)
+            found.unsearched.append(Unsearched(name, lines_before + 1, match.group(1) if match
+                                               else f"the item at line {lines_before + 1}"))
+            continue
+        if root is None or (isinstance(root, yaml.ScalarNode) and root.value == ""):
+            continue  # comments, blank lines, a "---"
+        shift_marks(root, lines_before)
+        if not isinstance(root, yaml.SequenceNode):
+            found.problems.append(Problem(name, root.start_mark.line + 1, "", _NOT_A_LIST))
+            continue
+        items.extend(root.value)
+    return items
 
 
 INCIDENT_FIELDS = tuple(Incident.model_fields)

@@ -33,6 +33,10 @@ def brief(settings: Settings, args: argparse.Namespace) -> int:
         return fail(str(exc))
     engine = TriageEngine(settings)
     routed = engine.brief(alert)
+    if engine.partial is not None:
+        # The incidents file does not load whole: briefed from what does (exit 0), and said —
+        # once here, once in search.notices.
+        print(f"triage: warning: {engine.partial}", file=sys.stderr)
     briefing, code = routed.briefing, EXIT_OK
     if mode is not None:
         verification, code = _verification(engine, routed, mode, answers,

@@ -10,9 +10,10 @@ from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.exit_codes import EXIT_OK
 from store.loader import IncidentFileError
+from store.validation import future_start
 
 if TYPE_CHECKING:
-    from store.loader import SchemaWarning, SecretFinding
+    from store.loader import LoadedMemory, SchemaWarning, SecretFinding
 
 
 @command
@@ -24,16 +25,24 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
     try:
         memory = engine.current_memory()
     except IncidentFileError as exc:
+        # Every problem of the file at once, and beside them every warning about the
+        # incidents that did load: one run, one list to fix.
         _warn(exc.secrets, exc.warnings)
+        if exc.partial is not None:
+            _warn_loaded(exc.partial, settings)
         return report_error(exc)
     _warn(memory.secrets, memory.warnings)
-    if memory.reference_problems:
-        return report_error(IncidentFileError(memory.reference_problems))
+    dangling, future = _warn_loaded(memory, settings)
     count = len(memory.secrets)
     secrets = (f"; {count} secret{'s' if count != 1 else ''} found (redacted on load; scrub "
                "them from the file and its git history)" if count else "; no secrets found")
     unknown = len(memory.warnings)
     ignored = f"; {unknown} unknown field{'s' if unknown != 1 else ''} ignored" if unknown else ""
+    if dangling:
+        ignored += (f"; {dangling} related id{'s' if dangling != 1 else ''} not in memory "
+                    "(warning)")
+    if future:
+        ignored += f"; {future} start{'s' if future != 1 else ''} in the future (warning)"
     drills = len(memory.drill_ids)
     drilled = f", {drills} drill{'s' if drills != 1 else ''}" if drills else ""
     print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents{drilled}, "
@@ -50,6 +59,25 @@ def _warn(secrets: list[SecretFinding], warnings: list[SchemaWarning]) -> None:
               "file and its git history")
     for warning in warnings:
         print(warning)
+
+
+def _warn_loaded(memory: LoadedMemory, settings: Settings) -> tuple[int, int]:
+    """Warnings (exit 0) about incidents that load: a ``related`` id naming no incident in
+    memory (or itself) — drills skip it, briefings never read it, so it blocks nothing — and
+    a ``started_at`` more than a day after now (TRIAGE_NOW-aware). Their counts."""
+    for problem in memory.reference_problems:
+        where = f"{problem.file}:{problem.line}" if problem.line else problem.file
+        print(f"{where}: warning: {problem.field}: {problem.message}")
+    now, future = settings.now(), 0
+    for incident in memory.incidents:
+        why = future_start(incident, now)
+        if why is None:
+            continue
+        future += 1
+        file, line = memory.origin.get(incident.id, (str(settings.incidents_path), 0))
+        line = memory.start_lines.get(incident.id, line)
+        print(f"{file}:{line}: warning: {why}" if line else f"{file}: warning: {why}")
+    return len(memory.reference_problems), future
 
 
 def _check_probes(engine: TriageEngine) -> int:

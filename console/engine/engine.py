@@ -24,6 +24,7 @@ from store.index import IndexWriteFailed, MemoryIndex
 from store.loader import IncidentFileError, LoadedMemory, load_incidents
 from store.models import Incident
 from store.recall import Recall, recall
+from store.validation import future_start
 from store.writer import file_sha256, redact_incident, save_incident, save_lock
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ class MemoryStatus:
     # "local (shared index not used)") and how many local incidents are laid over it.
     shared: str | None = None
     overlaid: int = 0
+    # The incidents file does not load whole: what this memory is and what it leaves out
+    # (file:line, the incidents not searched) — the console's banner; "" when it loads whole.
+    partial: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,27 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def partial_notice(error: IncidentFileError, source: str, missing: list[str],
+                   earlier: list[str]) -> str:
+    """One line: the incidents file's problems (file:line, the first few), what the briefing
+    reads instead, the incidents not searched and those searched as last indexed."""
+    first = [" ".join(str(p).split()) for p in error.problems[:2]]
+    more = len(error.problems) - len(first)
+    problems = "; ".join(first) + (f"; and {more} more" if more else "")
+    count = len(error.problems)
+    text = (f"partial memory — the incidents file has {count} problem{'s' if count != 1 else ''}"
+            f" ({problems}): {source}")
+    text += f"; not searched: {_listed(missing)}" if missing else "; every incident searched"
+    if earlier:
+        text += f"; searched as last indexed: {_listed(earlier)}"
+    return text + " — fix the file (`triage check`), then reload"
+
+
+def _listed(items: list[str], limit: int = 8) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
 def read_memory(path: Path) -> LoadedMemory:
     """load_incidents with the cyclic GC paused (see gc_paused)."""
     with gc_paused():
@@ -103,6 +128,7 @@ class TriageEngine:
         self.notices: list[str] = []
         self.loaded_sha256: str | None = None
         self.shared: tuple[str, int] | None = None  # (status words, incidents overlaid)
+        self.partial: str | None = None  # the partial-memory notice (see load), or None
 
     def embedder(self) -> Embedder | None:
         """The bundled in-process MiniLM unless an Ollama model is named (and may be called);
@@ -143,16 +169,26 @@ class TriageEngine:
         return f"{self.settings.model} online"
 
     def load(self, rebuild: bool = False, progress: EmbedProgress | None = None,
-             on_disk: bool = False) -> MemoryStatus:
+             on_disk: bool = False, partial: bool = False) -> MemoryStatus:
         """Load the memory and bring its index up to date (rebuilding when stale or when it
         does not match itself).
 
         ``progress`` hears (documents embedded, documents in all) during a (re)build. An index
         that cannot be written (full disk, read-only data dir) is held in memory with a notice,
         unless ``on_disk`` (`triage index`), which raises IndexWriteFailed instead.
+
+        With ``partial`` (the console, `triage brief`) an incidents file that does not load
+        whole still briefs: see :meth:`_load_partial`. Otherwise (check, index, add, saves) it
+        raises IncidentFileError, as every writer must.
         """
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
-        memory = read_memory(self.settings.incidents_path)
+        try:
+            memory = read_memory(self.settings.incidents_path)
+        except IncidentFileError as exc:
+            if not partial or on_disk or rebuild or self.settings.shared_store() is not None:
+                raise
+            return self._load_partial(exc, progress)
+        self.partial = None
         store = self.settings.shared_store()
         if store is not None and not on_disk:
             return self._load_shared(store, memory)
@@ -162,6 +198,43 @@ class TriageEngine:
         self.notices = index.open(memory, rebuild=rebuild, progress=progress,
                                   in_memory_fallback=not on_disk)
         self.memory, self.index = memory, index
+        return self._status(memory)
+
+    def _load_partial(self, error: IncidentFileError,
+                      progress: EmbedProgress | None) -> MemoryStatus:
+        """Brief from what loads while the incidents file has problems (a bad merge at 2 a.m.):
+        the last good index on disk, read as it is; without one, the incidents that load on
+        their own (``error.partial``), indexed in memory only. Never an index written or
+        rebuilt from a partial memory. ``error`` itself when nothing at all can be searched.
+        The notice (self.partial) names the problems (file:line) and what is not searched."""
+        index = MemoryIndex(self.settings.data_dir, self.embedder(),
+                            EmbeddingCache(self.settings.embedding_cache),
+                            calibration_file=self.settings.calibration_path)
+        loads = error.partial.incidents if error.partial is not None else []
+        last_good = index.open_last_good()
+        notices: list[str] = []
+        if last_good is not None:
+            memory = last_good
+            held = {i.id: i for i in last_good.incidents}
+            built = index.meta.built_at if index.meta is not None else "earlier"
+            source = (f"briefed from the last good index ({len(held)} incidents, built "
+                      f"{built}; not rebuilt)")
+            missing = [str(u) for u in error.unsearched if u.label not in held]
+            missing += [f"{i.id} (newer than the index)" for i in loads if i.id not in held]
+            earlier = [u.label for u in error.unsearched if u.label in held]
+            earlier += [i.id for i in loads if i.id in held and held[i.id] != i]
+        elif loads:
+            assert error.partial is not None
+            memory = error.partial
+            notices = index.build_in_memory(memory, progress)
+            source = (f"briefed from the {len(loads)} incidents that load, indexed in memory "
+                      "only (no index was written)")
+            missing, earlier = [str(u) for u in error.unsearched], []
+        else:
+            raise error
+        self.partial = partial_notice(error, source, missing, earlier)
+        self.memory, self.index, self.shared = memory, index, None
+        self.notices = [self.partial, *notices]
         return self._status(memory)
 
     def _load_shared(self, store: Any, memory: LoadedMemory) -> MemoryStatus:
@@ -210,7 +283,9 @@ class TriageEngine:
             incident = incident.model_copy(update={"drill": True})
         cleaned, redacted = redact_incident(incident)
         target = self.settings.incidents_path
-        notes: list[str] = []
+        # A start in 2099 is saved as given, and said (`triage add` prints it, the form toasts).
+        future = future_start(cleaned, self.settings.now())
+        notes: list[str] = [f"warning: {future}"] if future else []
         with save_lock(target):
             expected = self.loaded_sha256
             others_saved = file_sha256(target) != expected and self._only_others_changed(
@@ -277,6 +352,9 @@ class TriageEngine:
         state = self.index.state if self.index is not None else "missing"
         label = {"fresh": "fresh", "rebuilt": "fresh (rebuilt)",
                  "memory": "in memory only"}.get(state, state)
+        if self.partial is not None:
+            label = ("last good, not rebuilt — the file has problems" if state == "last good"
+                     else "partial, in memory only — the file has problems")
         shared, overlaid = self.shared or (None, 0)
         layers = self.index.layered() if self.index is not None else None
         if shared is not None and layers is not None:
@@ -286,12 +364,13 @@ class TriageEngine:
             label = f"{shared} + {overlaid} local" if overlaid else shared
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
                             label, self.model_label(), str(self.settings.incidents_path),
-                            tuple(self.notices), shared, overlaid)
+                            tuple(self.notices), shared, overlaid,
+                            partial=self.partial or "")
 
     def snapshot(self) -> MemorySnapshot:
         """The memory and index a request will read (loading them first if needed)."""
         if self.memory is None or self.index is None:
-            self.load()
+            self.load(partial=True)  # (a briefing goes on from what loads; see load)
         assert self.memory is not None and self.index is not None
         return MemorySnapshot(self.memory, self.index.pinned(), self.settings)
 

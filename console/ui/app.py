@@ -169,8 +169,10 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
             self.post_message(IndexProgress(done, total))
 
         try:
+            # partial: an incidents file that does not load whole still briefs (the banner
+            # on the main screen names what is not searched).
             self.post_message(MemoryLoaded(self.engine.load(
-                progress=throttled(on_progress, INDEX_INTERVAL))))
+                progress=throttled(on_progress, INDEX_INTERVAL), partial=True)))
         except TriageError as exc:  # a broken file, an unusable data dir or index: named
             self.post_message(MemoryFailed.from_error(exc))
             return

@@ -14,7 +14,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from console.ui.keys import Key
 from console.ui.messages import (
@@ -66,6 +66,12 @@ CONFIDENCE_FULL_MIN_HEIGHT = 32
 
 class MainScreen(Screen[None]):
     """Everything an on-call engineer needs on one screen; every action has a key."""
+
+    DEFAULT_CSS = """
+    MainScreen #memory-banner { display: none; height: auto; max-height: 4; padding: 0 1;
+                                background: $error; color: $text; text-style: bold; }
+    MainScreen #memory-banner.-shown { display: block; }
+    """
 
     BINDINGS = [
         Key("f2", "focus_alert", "Alert", title="Focus alert",
@@ -131,6 +137,8 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
+        # Shown while the incidents file does not load whole (briefings go on from what does).
+        yield Static(Text(""), markup=False, id="memory-banner")
         yield AlertInput(placeholder="Alert ▸ type or paste the alert, then Enter",
                          id="alert-input")
         yield BatchList(id="batch")
@@ -197,16 +205,26 @@ class MainScreen(Screen[None]):
 
     def memory_loaded(self, status: MemoryStatus) -> None:
         self.show_status()
+        self._show_banner(status.partial)
         for notice in status.notices:
-            self.notify(notice, title="Memory", timeout=6)
+            if notice != status.partial:  # (the banner says it, and stays)
+                self.notify(notice, title="Memory", timeout=6)
         if status.incidents == 0:
             self.query_one(BriefingPane).show_text(Text(
                 f"The memory is empty: {status.source} holds no incidents yet.\n"
                 "Briefings will say 'no prior incident' until postmortems are recorded."))
 
+    def _show_banner(self, partial: str) -> None:
+        """The partial-memory banner: what the briefings read while the incidents file has
+        problems, and what they leave out; hidden once the file loads whole."""
+        banner = self.query_one("#memory-banner", Static)
+        banner.update(Text(f"⚠ {partial} (F5 reloads)" if partial else ""))
+        banner.set_class(bool(partial), "-shown")
+
     def memory_failed(self, title: str, problems: list[str], hint: str = "",
                       about_file: bool = True) -> None:
         """``about_file``: the incidents file has problems; else the data dir or index does."""
+        self._show_banner("")
         self.query_one(StatusLine).show_problem(title + " — fix it, then F5 to reload")
         text = Text(f"The memory cannot be loaded: {title}\n\n", style="bold red")
         for line in problems:

@@ -8,14 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from console.cli.errors import command, fail, report_error
-from console.engine.briefing.alert import AlertError, decode_alert, parse_alert, read_alert_file
+from console.engine.briefing.alert import (
+    AlertError,
+    parse_alert,
+    read_alert_file,
+    read_alert_stream,
+)
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.engine.render.text import briefing_text, open_question_lines
 from console.exit_codes import EXIT_INTERNAL, EXIT_OK
 
 if TYPE_CHECKING:
-    from console.engine.briefing.alert import Alert
+    from console.engine.briefing.alert import Alert, RawAlert
     from console.engine.pipeline import Routed
 
 
@@ -80,14 +85,15 @@ def _answers(args: argparse.Namespace, mode: str | None) -> dict[str, str]:
 
 def _read_alert(args: argparse.Namespace) -> Alert:
     """The alert given, or with ``--group N`` that group of it (numbered from 1, as the group
-    list shows)."""
+    list shows). ``-`` and ``--alert-file -`` read stdin; at most 1 MB of a file or stdin is
+    read (console/engine/briefing/alert.py, MAX_ALERT_BYTES), and a cut input says so."""
     sources = [s for s in (args.text, args.alert_file) if s is not None]
     if len(sources) != 1:
         raise AlertError("give the alert as TEXT, --alert-file F, or - for stdin (exactly one)")
-    if args.alert_file is not None:
+    if "-" in (args.alert_file, args.text):
+        raw: str | RawAlert = read_alert_stream(sys.stdin.buffer, "stdin")
+    elif args.alert_file is not None:
         raw = read_alert_file(Path(args.alert_file))
-    elif args.text == "-":
-        raw = decode_alert(sys.stdin.buffer.read(), "stdin")
     else:
         raw = str(args.text)
     alert = parse_alert(raw)

@@ -1,9 +1,21 @@
 """Reading a shared version with the laptop's own, not-yet-merged incidents laid over it.
 
-The overlay is the local incidents new or changed relative to the version's record hashes; a
-changed one hides (shadows) the shared record, one missing locally hides it too — but only when
-the local incidents files are at least as new as the version's content (``source_time``): a
-laptop that has not pulled the latest incidents yet keeps the shared records it lacks.
+The overlay is the local incidents new or changed relative to the version's record hashes. A
+shared record is hidden only by what this laptop did to it:
+
+- *deleted here*: the laptop held the incident (it was in its incidents files at an earlier
+  load) and lacks it now. An incident the checkout never held — a laptop behind the team's
+  main — is recalled from the shared version, however new the local files are (a local save
+  makes them newer than the shared content without bringing in what main has).
+- *edited here*: the local record changed since the laptop last saw it (or, the first time
+  the laptop sees it, its files are at least as new as the version's content,
+  ``source_time``). A local copy the laptop never changed that differs from the shared one is
+  an older copy: the shared record is recalled.
+
+What the laptop held is recorded in the data dir (``shared/held.json``, per incidents source:
+each incident's record hash as last seen here, and which ones were edited here); the shared
+store is never written by a read. Whatever is hidden is said: a notice ("2 shared incidents
+hidden: deleted here: INC-…") and the status line.
 
 One gate for both: the overlay is scored with the version's calibration and its document
 frequencies (adjusted for what is hidden and overlaid), and its BM25 comes from a local
@@ -15,7 +27,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import os
 import shutil
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,7 +103,10 @@ class LayeredIndex(MemoryIndex):
         self._fallback_factory = fallback
         self._health = _Health()
         self._overlay: Any = None
+        self.data_dir = data_dir
         self.hidden: frozenset[str] = frozenset()
+        self.deleted_here: tuple[str, ...] = ()
+        self.edited_here: tuple[str, ...] = ()
         self.overlaid: list[str] = []
         self.base_hashes: dict[str, str] = {}
         self.state = "shared"
@@ -107,21 +125,33 @@ class LayeredIndex(MemoryIndex):
 
             self._table, self.base_hashes = self._remote(fetch)
         shared = self.base_hashes
-        local = {i.id: i for i in memory.incidents}
+        local = {i.id: record_hash(i) for i in memory.incidents}
         ahead = parse_time(source_time(memory)) >= parse_time(self.version.source_time)
+        held = HeldRecord.read(self.data_dir, memory)
         new = [i for i in memory.incidents if i.id not in shared]
-        changed = [i for i in memory.incidents
-                   if i.id in shared and shared[i.id] != record_hash(i)]
-        deleted = [i for i in shared if i not in local]
+        changed: list[Incident] = []
+        older: list[Incident] = []
+        for incident in memory.incidents:
+            if incident.id in shared and shared[incident.id] != local[incident.id]:
+                edited = held.edited_here(incident.id, local[incident.id], ahead)
+                (changed if edited else older).append(incident)
+        missing = sorted(i for i in shared if i not in local)
+        deleted = [i for i in missing if held.held(i)]
+        absent = [i for i in missing if not held.held(i)]
         notices = []
-        if not ahead and (changed or deleted):
-            notices.append(f"the incidents files here are older than the content of shared "
-                           f"{self.version.label}: {len(changed)} edited and {len(deleted)} "
-                           "missing incident(s) are read from the shared index — `git pull` "
-                           "the incidents to lay your own edits over it")
-            changed, deleted = [], []
+        record_problem = held.update(local, {i.id for i in changed})
+        if record_problem:
+            notices.append(record_problem)
+        if absent or older:
+            notices.append(self._kept_notice(absent, [i.id for i in older], ahead))
         overlay = new + changed
         self.hidden = frozenset(i.id for i in changed) | frozenset(deleted)
+        self.deleted_here = tuple(deleted)
+        self.edited_here = tuple(sorted(i.id for i in changed))
+        if self.hidden:
+            notices.append(f"{_count(len(self.hidden), 'shared incident')} hidden: "
+                           f"{self.hiding_detail()} (this laptop's incidents files are "
+                           f"laid over shared {self.version.label})")
         self.overlaid = [i.id for i in overlay]
         self.meta = self._layered_meta(overlay)
         self._overlay, embed_notice = (self._overlay_table(overlay) if overlay else (None, None))
@@ -129,6 +159,46 @@ class LayeredIndex(MemoryIndex):
             notices.append(embed_notice)
         self._memory = None  # never rebuilt from the incidents file: the version is not ours
         return notices
+
+    def _kept_notice(self, absent: list[str], older: list[str], ahead: bool) -> str:
+        parts = []
+        if absent:
+            parts.append(f"{_count(len(absent), 'incident')} the incidents files here lack "
+                         f"({_ids(absent)})")
+        if older:
+            parts.append(f"{_count(len(older), 'incident')} newer than the copy here "
+                         f"({_ids(older)})")
+        text = (f"shared {self.version.label} holds {' and '.join(parts)}: recalled from the "
+                "shared index — `git pull` the incidents to have them here")
+        if not ahead:
+            text = (f"the incidents files here are older than the content of shared "
+                    f"{self.version.label}: " + text)
+        return text
+
+    def hiding_detail(self) -> str:
+        """``deleted here: INC-1; edited here: INC-2`` (empty when nothing is hidden)."""
+        parts = []
+        if self.deleted_here:
+            parts.append(f"deleted here: {_ids(list(self.deleted_here))}")
+        if self.edited_here:
+            parts.append(f"edited here (the local record is recalled): "
+                         f"{_ids(list(self.edited_here))}")
+        return "; ".join(parts)
+
+    def hiding(self) -> str:
+        """The status line's words for what the overlay hides ("" when nothing): since the
+        store stopped answering, those of what recall reads instead."""
+        fallback = self._health.fallback
+        if fallback is not None:
+            return fallback.hiding() if isinstance(fallback, LayeredIndex) else ""
+        if not self.hidden:
+            return ""
+        parts = []
+        if self.deleted_here:
+            parts.append(f"deleted here {_ids(list(self.deleted_here), 3)}")
+        if self.edited_here:
+            parts.append(f"edited here {_ids(list(self.edited_here), 3)}")
+        return f"hides {len(self.hidden)} shared: {'; '.join(parts)}"
 
     def _layered_meta(self, overlay: list[Incident]) -> IndexMeta:
         meta = self.version.index_meta()
@@ -231,9 +301,11 @@ class LayeredIndex(MemoryIndex):
         return found
 
     def _fall_back(self, exc: BaseException) -> MemoryIndex:
-        from store.shared import store_reason
+        from store.shared import log_store_error, store_fault
 
-        reason = f"the {self.label} stopped answering ({store_reason(exc)})"
+        fault = store_fault(exc)
+        log_store_error(self.data_dir, None, fault, f"search of the {self.label}")
+        reason = f"the {self.label} stopped answering ({fault.reason}; {fault.todo})"
         if self._fallback_factory is None:
             raise IndexUnavailable(f"{reason}: the memory was not searched", [],
                                    "run `triage index --pull` when the store answers, or "
@@ -273,6 +345,96 @@ class LayeredIndex(MemoryIndex):
                         .limit(limit).select([*columns, "_distance"]).to_list()):
                 found.setdefault(row["incident_id"], row)["_distance"] = row["_distance"]
         return [self._candidate(row, vector if use_vector else None) for row in found.values()]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _ids(ids: list[str], limit: int = 8) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+HELD_FILE = "held.json"  # under DATA/shared/ (store/pulled.py PULLED_DIR)
+
+
+@dataclass
+class HeldRecord:
+    """What this laptop's incidents files held, as last seen here (per incidents source):
+    each incident's record hash, and the incidents edited here. Only an incident held here and
+    lacking now is a local deletion; one never held is one the checkout has not pulled yet."""
+
+    path: Path
+    key: str
+    seen: dict[str, str]  # incident id → record hash when last seen here (or when deleted)
+    edited: set[str]  # incidents whose local record was changed here
+    known: bool  # a record existed for this source
+
+    @classmethod
+    def read(cls, data_dir: Path, memory: LoadedMemory) -> HeldRecord:
+        from store.pulled import PULLED_DIR
+
+        path = data_dir / PULLED_DIR / HELD_FILE
+        key = _source_key(memory)
+        try:
+            sources = json.loads(path.read_text(encoding="utf-8")).get("sources", {})
+            entry = sources.get(key)
+            seen = {str(k): str(v) for k, v in entry["seen"].items()}
+            edited = {str(i) for i in entry["edited"]}
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            return cls(path, key, {}, set(), False)
+        return cls(path, key, seen, edited, True)
+
+    def held(self, incident_id: str) -> bool:
+        return incident_id in self.seen
+
+    def edited_here(self, incident_id: str, local_hash: str, ahead: bool) -> bool:
+        """Does the local record of a shared incident (differing from the shared one) carry
+        an edit made here? Yes when it was edited here before or changed since last seen; the
+        first time it is seen, when the local files are at least as new as the shared content."""
+        if incident_id in self.edited:
+            return True
+        previous = self.seen.get(incident_id)
+        return ahead if previous is None else previous != local_hash
+
+    def update(self, local: dict[str, str], edited: set[str]) -> str | None:
+        """Record ``local`` as held (a deletion stays recorded: its id is kept); a notice when
+        the record cannot be written."""
+        seen = {**self.seen, **local}
+        if seen == self.seen and edited == self.edited and self.known:
+            return None
+        try:
+            try:
+                whole = json.loads(self.path.read_text(encoding="utf-8"))
+                sources = whole.get("sources", {}) if isinstance(whole, dict) else {}
+                if not isinstance(sources, dict):
+                    sources = {}
+            except (OSError, ValueError):
+                sources = {}
+            sources[self.key] = {"seen": dict(sorted(seen.items())), "edited": sorted(edited)}
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temp = self.path.with_name(f".{HELD_FILE}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+            try:
+                temp.write_text(json.dumps({"sources": sources}, sort_keys=True),
+                                encoding="utf-8")
+                os.replace(temp, self.path)
+            finally:
+                temp.unlink(missing_ok=True)
+        except OSError as exc:
+            return (f"what this laptop's incidents files hold could not be recorded "
+                    f"({exc.strerror or exc}: {self.path}): a deletion made here is not "
+                    "remembered, the shared record stays recalled")
+        self.seen, self.edited, self.known = seen, set(edited), True
+        return None
+
+
+def _source_key(memory: LoadedMemory) -> str:
+    """The incidents source a record is about: the file, or the directory of several."""
+    files = [str(f.resolve()) for f in memory.files]
+    if len(files) == 1:
+        return files[0]
+    return os.path.commonpath(files) if files else ""
 
 
 def _overlay_arrow(rows: list[dict[str, Any]], ballast: list[dict[str, Any]],
@@ -315,7 +477,7 @@ class Sources:
 def open_layered(src: Sources) -> Opened:
     """The shared version when the store answers; else the pulled copy; else an up-to-date
     local index — each fallback with a notice saying why. None of them: SharedUnavailable."""
-    from store.shared import SharedMismatch, SharedUnavailable
+    from store.shared import SharedMismatch, SharedUnavailable, log_store_error
 
     reason = "offline (TRIAGE_OFFLINE): the store is not contacted" if src.offline else None
     if reason is None:
@@ -328,7 +490,8 @@ def open_layered(src: Sources) -> Opened:
                 raise
             return fallback
         except SharedUnavailable as exc:
-            reason = exc.title
+            log_store_error(src.data_dir, src.store, exc.fault, "opening the shared index")
+            reason = exc.title if exc.fault is None else f"{exc.title} ({exc.fault.todo})"
     fallback = _fallback(src, reason)
     if fallback is None:
         raise SharedUnavailable(
@@ -434,4 +597,4 @@ def _fallback(src: Sources, reason: str) -> Opened | None:
     return None
 
 
-__all__ = ["LayeredIndex", "Opened", "Sources", "open_layered"]
+__all__ = ["HeldRecord", "LayeredIndex", "Opened", "Sources", "open_layered"]

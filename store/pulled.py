@@ -22,6 +22,7 @@ from store.shared import (
     SharedUnavailable,
     Store,
     connect,
+    log_store_error,
     parse_time,
     read_current,
     unavailable_error,
@@ -50,7 +51,16 @@ def _duration(seconds: float) -> str:
 
 
 def pull(store: Store, data_dir: Path) -> Pulled:
-    """Copy the current version into ``data_dir/shared/<id>``; ``pulled.json`` written last."""
+    """Copy the current version into ``data_dir/shared/<id>``; ``pulled.json`` written last.
+    A store fault is raised in plain words; its raw text goes to the audit log."""
+    try:
+        return _pull(store, data_dir)
+    except SharedUnavailable as exc:
+        log_store_error(data_dir, store, exc.fault, "pulling the shared index")
+        raise
+
+
+def _pull(store: Store, data_dir: Path) -> Pulled:
     version = read_current(store)
     if version is None:
         raise SharedUnavailable(f"nothing is published at {store.describe()} yet", [],

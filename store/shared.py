@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import socket
 import threading
 import uuid
@@ -37,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -64,9 +66,11 @@ DEFAULT_TIMEOUT = 5.0  # seconds, per request to the store
 
 
 class SharedUnavailable(TriageError):
-    """The shared index cannot be used (store down, slow, refused, empty); says why."""
+    """The shared index cannot be used (store down, slow, refused, empty); says why in plain
+    words. ``fault`` keeps the raw error behind it (for the audit log, never shown)."""
 
     exit_code = EXIT_INTERNAL
+    fault: StoreFault | None = None
 
 
 class SharedMismatch(SharedUnavailable):
@@ -123,32 +127,98 @@ def storage_options(endpoint: str | None, region: str | None, key_id: str | None
     return options
 
 
-def store_reason(exc: BaseException) -> str:
-    """What an object-store failure means, in a few words (LanceDB raises plain errors)."""
-    text = str(exc)
+@dataclass(frozen=True)
+class StoreFault:
+    """An object-store failure in plain words: what happened (``reason``, one of a few fixed
+    phrases: unreachable, denied, not found, corrupt, timed out), what to do (``todo``), and
+    the raw error text (``detail``: LanceDB / object_store / cargo wording) — the detail goes to
+    the audit log only, never to the status line or a briefing's notices."""
+
+    reason: str
+    todo: str
+    detail: str
+
+
+_DETAIL_LIMIT = 4000  # characters of raw error text kept for the audit log
+_UNREACHABLE = "check AWS_ENDPOINT_URL and the network, or run `triage doctor`"
+AUDIT_FILE = "audit.jsonl"  # the data dir's audit log (console/engine/config.py audit_path)
+
+
+def store_fault(exc: BaseException) -> StoreFault:
+    """What an object-store failure means (LanceDB raises plain errors with Rust text; a
+    wrapper's cause is read too, e.g. IndexUnavailable from a failed query)."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and cause not in chain and len(chain) < 5:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    text = " <- ".join(f"{type(e).__name__}: {' '.join(str(e).split())}" for e in chain)
     low = text.lower()
+    detail = text[:_DETAIL_LIMIT]
+
+    def fault(reason: str, todo: str) -> StoreFault:
+        return StoreFault(reason, todo, detail)
+
     if "nosuchbucket" in low or "bucket does not exist" in low or "specified bucket" in low:
-        return "the bucket does not exist"
+        return fault("the bucket does not exist", "check the bucket named in TRIAGE_INDEX_URI")
     if any(w in low for w in ("connectionrefused", "connection refused", "tcp connect error",
                               "dns error", "failed to lookup", "connection reset")):
-        return "the store is not reachable"
+        return fault("the store is not reachable", _UNREACHABLE)
     if any(w in low for w in ("invalidaccesskeyid", "signaturedoesnotmatch", "accessdenied",
                               "access denied", "forbidden", "expiredtoken", "missing credentials",
                               "status: 403", "403 forbidden")):
-        return "the store refused the credentials"
+        return fault("the store refused the credentials",
+                     "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE, or run "
+                     "`triage doctor`")
     if isinstance(exc, TimeoutError) or any(
             w in low for w in ("timed out", "kind: timeout", "timeouterror", "deadline")):
-        return "the store did not answer in time"
+        return fault("the store did not answer in time", "try again later, or run `triage doctor`")
     if "kind: connect" in low or "error sending request" in low:
-        return "the store is not reachable"
-    return f"the store answered with an error ({' '.join(text.split())[:160]})"
+        return fault("the store is not reachable", _UNREACHABLE)
+    if any(w in low for w in ("not found", "notfound", "nosuchkey", "no such file",
+                              "status: 404", "does not exist", "was not found")):
+        return fault("part of the shared version is not found in the store",
+                     "publish it again: `triage index --publish`")
+    if any(w in low for w in ("corrupt", "fill whole buffer", "unexpected eof", "checksum",
+                              "malformed", "truncated", "invalid data", "decode",
+                              "protobuf", "invalid magic", "invalid file",
+                              "invalid range", "invalidrange", "range not satisfiable",
+                              "for object of size")):  # (shorter than its manifest says)
+        return fault("the shared version's data is corrupt",
+                     "publish it again: `triage index --publish`")
+    return fault("the store answered with an error triage does not recognise",
+                 f"run `triage doctor`; the error text is in {AUDIT_FILE} in TRIAGE_DATA_DIR")
+
+
+def store_reason(exc: BaseException) -> str:
+    """What an object-store failure means, in a few plain words (no raw error text)."""
+    return store_fault(exc).reason
+
+
+def log_store_error(data_dir: Path, store: Store | None, fault: StoreFault | None,
+                    what: str) -> None:
+    """One audit line with the raw error text behind a plain shared-index notice; a failure to
+    write it never stands in the way of a briefing."""
+    if fault is None:
+        return
+    record = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+              "event": "shared_index_error", "what": what, "reason": fault.reason,
+              "detail": fault.detail, "store": store.describe() if store is not None else None}
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with (data_dir / AUDIT_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+    except OSError:
+        pass
 
 
 def unavailable_error(store: Store, exc: BaseException, doing: str) -> SharedUnavailable:
-    return SharedUnavailable(
-        f"the shared index at {store.describe()} could not be {doing}: {store_reason(exc)}", [],
-        "check AWS_ENDPOINT_URL, the AWS credentials and TRIAGE_INDEX_URI (`triage doctor`); "
-        "`triage index --pull` keeps a copy for when the store is out of reach")
+    fault = store_fault(exc)
+    error = SharedUnavailable(
+        f"the shared index at {store.describe()} could not be {doing}: {fault.reason}", [],
+        f"{fault.todo}; `triage index --pull` keeps a copy for when the store is out of reach")
+    error.fault = fault
+    return error
 
 
 class Published(BaseModel):

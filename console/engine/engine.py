@@ -53,6 +53,7 @@ class MemoryStatus:
     # "local (shared index not used)") and how many local incidents are laid over it.
     shared: str | None = None
     overlaid: int = 0
+    hidden: str = ""  # what the overlay hides ("hides 1 shared: deleted here INC-2041"), or ""
     # The incidents file does not load whole: what this memory is and what it leaves out
     # (file:line, the incidents not searched) — the console's banner; "" when it loads whole.
     partial: str = ""
@@ -362,9 +363,14 @@ class TriageEngine:
             if fallen is not None:
                 shared, overlaid = fallen  # the store stopped answering mid-session
             label = f"{shared} + {overlaid} local" if overlaid else shared
+        hidden = ""
+        if shared is not None:
+            from store.overlay import LayeredIndex
+
+            hidden = self.index.hiding() if isinstance(self.index, LayeredIndex) else ""
         return MemoryStatus(len(memory.incidents), memory.action_count, len(memory.services),
                             label, self.model_label(), str(self.settings.incidents_path),
-                            tuple(self.notices), shared, overlaid,
+                            tuple(self.notices), shared, overlaid, hidden,
                             partial=self.partial or "")
 
     def snapshot(self) -> MemorySnapshot:

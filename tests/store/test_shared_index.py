@@ -176,6 +176,8 @@ def test_local_overlay_new_edited_and_deleted_incidents(s3_env: dict[str, str],
                                                         tmp_path: Path) -> None:
     shared_file = incidents_copy(tmp_path, "shared.yaml")
     publish_from(settings(s3_env, tmp_path / "ci", shared_file), when=OLD)
+    # This laptop held every incident once: a deletion is one only of an incident held here.
+    TriageEngine(settings(s3_env, tmp_path / "laptop", incidents_copy(tmp_path))).load()
     local_file, new_id, edited, deleted = _overlay_memory(tmp_path)  # written now: newer
     laptop = TriageEngine(settings(s3_env, tmp_path / "laptop", local_file))
     status = laptop.load()

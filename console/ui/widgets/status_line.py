@@ -29,8 +29,9 @@ class StatusLine(Static):
             model_text = "model not configured (deterministic)"
         else:
             model_text = f"model {model}"
+        hidden = f" ({status.hidden})" if status.hidden else ""  # what the overlay hides
         text = (f"triage · memory {status.incidents} incidents / {status.actions} actions · "
-                f"index {status.index} · {model_text}")
+                f"index {status.index}{hidden} · {model_text}")
         self.update(Text(text + (f" · {activity}" if activity else "")))
 
     def show_problem(self, message: str) -> None:

@@ -11,6 +11,7 @@ from console.engine.engine import TriageEngine
 from console.exit_codes import EXIT_OK
 from store.loader import IncidentFileError
 from store.validation import future_start
+from store.writer import leftover_warnings
 
 if TYPE_CHECKING:
     from store.loader import LoadedMemory, SchemaWarning, SecretFinding
@@ -22,6 +23,8 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
     written in it. Secrets alone still exit 0: they are redacted everywhere the memory goes,
     but remain in the file and its git history until someone scrubs them."""
     engine = TriageEngine(settings)
+    for leftover in leftover_warnings(settings.incidents_path):  # crashed saves' temp files
+        print(leftover)
     try:
         memory = engine.current_memory()
     except IncidentFileError as exc:

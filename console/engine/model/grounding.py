@@ -7,9 +7,15 @@ not back.
   and the removal is logged.
 - ``ground`` — a model field sentence by sentence against the cited records.
 
-Detection runs on the normalised copy of console/engine/briefing/instructions.py (NFKC,
-zero-width and soft hyphens dropped, whitespace collapsed, lower case), the same form
-``looks_like_instructions`` reads, so full-width letters and hidden joiners do not slip past.
+Detection runs on the skeleton of console/engine/briefing/instructions.py (NFKC, zero-width
+and soft hyphens dropped, whitespace collapsed, lower case, look-alike letters of other scripts
+as the ASCII letters they imitate, accents dropped), the same form ``looks_like_instructions``
+reads, so full-width letters, hidden joiners and Cyrillic "ѕudо" do not slip past.
+
+A record that reads like instructions never backs a command: the quarantine keeps such records
+out of every recall a model sees, and should one reach a guard all the same (a record the
+quarantine of its day missed, a recall built elsewhere), the command a model copied from it
+("Run rm -rf / on every host") is still removed, never shown as advice.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from console.engine.briefing.instructions import looks_like_instructions, normalise
+from console.engine.briefing.instructions import looks_like_instructions, skeleton
 
 # --- commands -----------------------------------------------------------------------------
 
@@ -83,7 +89,7 @@ class CommandMention:
 
 def commands_in(text: str) -> list[CommandMention]:
     """Every command-like mention in ``text``, each with the clause it commands."""
-    norm = normalise(text)
+    norm = skeleton(text)
     found = []
     for match in _COMMANDS.finditer(norm):
         end = _CLAUSE_END.search(norm, match.end())
@@ -93,10 +99,11 @@ def commands_in(text: str) -> list[CommandMention]:
 
 
 class CitedText:
-    """The records a model field cites: where a command must occur, word for word."""
+    """The records a model field cites: where a command must occur, word for word. A record
+    that reads like instructions backs nothing (see the module docstring)."""
 
     def __init__(self, texts: Iterable[str]) -> None:
-        self._texts = [normalise(text) for text in texts]
+        self._texts = [skeleton(text) for text in texts if not looks_like_instructions(text)]
 
     def backs(self, mention: CommandMention) -> bool:
         """One cited record holds the command exactly as the model wrote it (whitespace and

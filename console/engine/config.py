@@ -172,11 +172,11 @@ class Settings:
             incidents_path=Path(env.get("TRIAGE_INCIDENTS") or "incidents.yaml"),
             data_dir=Path(env["TRIAGE_DATA_DIR"]) if env.get("TRIAGE_DATA_DIR")
             else _default_data_dir(),
-            ollama_host=env.get("OLLAMA_HOST") or None,
+            ollama_host=_ollama_host(env.get("OLLAMA_HOST")),
             model=env.get("TRIAGE_MODEL") or None,
             embed_model=env.get("TRIAGE_EMBED_MODEL") or None,
             offline=env.get("TRIAGE_OFFLINE", "").strip().lower() in ("1", "true", "yes"),
-            model_timeout=float(env.get("TRIAGE_MODEL_TIMEOUT") or 60.0),
+            model_timeout=_seconds(env, "TRIAGE_MODEL_TIMEOUT") or 60.0,
             model_stall=_seconds(env, "TRIAGE_MODEL_STALL"),
             model_budget=_seconds(env, "TRIAGE_MODEL_BUDGET"),
             game_day=env.get("TRIAGE_DRILL", "").strip().lower() in ("1", "true", "yes"),
@@ -187,7 +187,7 @@ class Settings:
             s3_secret_access_key=_secret(env.get("AWS_SECRET_ACCESS_KEY")),
             s3_session_token=_secret(env.get("AWS_SESSION_TOKEN")),
             s3_allow_http=_flag(env.get("TRIAGE_S3_ALLOW_HTTP")),
-            store_timeout=float(env.get("TRIAGE_S3_TIMEOUT") or 5.0),
+            store_timeout=_seconds(env, "TRIAGE_S3_TIMEOUT") or 5.0,
             fixed_now=_moment(env.get("TRIAGE_NOW")),
         )
 
@@ -205,6 +205,32 @@ def _seconds(env: Mapping[str, str], name: str) -> float | None:
         raise ValueError(f"{name}={value[:40]!r} is not a number of seconds above 0 (e.g. 120); "
                          "unset it for the default")
     return seconds
+
+
+def _ollama_host(value: str | None) -> str | None:
+    """OLLAMA_HOST as the ollama client reads it (``host``, ``host:port``, ``http[s]://…``,
+    ``[v6]:port``; no scheme means http), refused here when that client could not use it —
+    it would raise from deep inside the first request instead. None when unset or blank."""
+    if value is None or not value.strip():
+        return None
+    host = value.strip()
+    scheme, _, rest = host.partition("://")
+    if not rest:
+        scheme, rest = "http", host
+    from urllib.parse import urlsplit
+
+    try:
+        if scheme not in ("http", "https"):
+            raise ValueError(f"scheme {scheme[:20]!r} is not http or https")
+        if any(ch.isspace() for ch in rest):
+            raise ValueError("it holds a space")
+        split = urlsplit(f"{scheme}://{rest}")
+        split.port  # noqa: B018 - reading it checks it (a port out of range, not a number)
+    except ValueError as exc:
+        raise ValueError(f"OLLAMA_HOST={value[:60]!r} is not a host the model client can use "
+                         f"({exc}); e.g. http://127.0.0.1:11434 — unset it for the default"
+                         ) from None
+    return host
 
 
 def _moment(value: str | None) -> datetime | None:

@@ -20,20 +20,40 @@ from hypothesis import strategies as st
 from console.engine.briefing.instructions import looks_like_instructions
 from console.engine.model.draft import DraftRejected
 from console.engine.model.grounding import CitedText, unbacked_commands
-from console.engine.model.guards import GuardedDraft, guard_draft
+from console.engine.model.guards import MAX_NESTING, GuardedDraft, guard_draft
 from store.models import ActionOutcome, Incident
 from store.recall import Recall
 from tests.engine.model.test_grounding import BENIGN, COMMANDS, INSTRUCTIONS
 from tests.model.conftest import confidence_rule_holds
 from tests.recalls import incident, recall_of
+from tests.test_hostile_model_text import DISGUISED, OTHER_LANGUAGES, PASTED_ANSWERS
 
 OUTCOMES = [o.value for o in ActionOutcome]
 INCIDENT_IDS = ["INC-2041", "INC-1518", "INC-7", "PAY-2041", "INC-90210"]
 
-# Text made of what matters most (commands, instructions, ids, control and invisible
-# characters, markup) mixed with anything at all.
+# Look-alikes of other scripts for ASCII letters (Unicode TR39 confusables: Cyrillic, Greek,
+# Armenian), as an attacker would swap them into an order or a command.
+LOOK_ALIKES = {"a": "\u0430", "c": "\u0441", "e": "\u0435", "i": "\u0456", "o": "\u043e\u03bf\u0585",
+               "p": "\u0440\u03c1", "s": "\u0455", "x": "\u0445", "y": "\u0443", "r": "\u0433",
+               "I": "\u0406\u0399", "E": "\u0415\u0395", "O": "\u041e\u039f", "P": "\u0420",
+               "S": "\u0405", "T": "\u0422\u03a4", "N": "\u039d", "H": "\u041d"}
+
+
+@st.composite
+def disguised(draw: st.DrawFn, phrases: list[str]) -> str:
+    """One of ``phrases`` with any of its letters swapped for a look-alike."""
+    phrase = draw(st.sampled_from(phrases))
+    swaps = draw(st.lists(st.booleans(), min_size=len(phrase), max_size=len(phrase)))
+    return "".join(draw(st.sampled_from(LOOK_ALIKES[ch])) if swap and ch in LOOK_ALIKES else ch
+                   for ch, swap in zip(phrase, swaps, strict=True))
+
+
+# Text made of what matters most (commands, instructions — in look-alike letters and other
+# languages too —, ids, control and invisible characters, markup) mixed with anything at all.
 fragments = st.one_of(
     st.sampled_from(COMMANDS + INSTRUCTIONS + BENIGN),
+    st.sampled_from(DISGUISED + OTHER_LANGUAGES + PASTED_ANSWERS),
+    disguised(INSTRUCTIONS + COMMANDS),
     st.sampled_from(["INC-2041", "INC-2041/A1", "#2041", "INC－２０４１/A3", "INC-9999/A1",
                      "\x1b[2J", "\x1b]8;;http://x\x07", "\u200b", "\u202e", "[red]", "[/link]",
                      "\n", "\t", "; ", " && ", " | sh", "`", "$(", "DROP ", "rm -rf /"]),
@@ -104,6 +124,10 @@ def drafts(draw: st.DrawFn, recall: Recall) -> str:
     for key in draw(st.lists(st.sampled_from(sorted(value)), max_size=2, unique=True)):
         del value[key]                                  # fields missing
     raw = json.dumps(value, ensure_ascii=draw(st.booleans()))
+    # now and then nested past the limit (a 1.5B model looping on "[" — or 50,000 deep)
+    depth = draw(st.sampled_from([0] * 12 + [MAX_NESTING, 1_200, 50_000]))
+    if depth:
+        raw = raw[:-1] + ', "steps": ' + "[" * depth + "]" * depth + "}"
     return draw(st.sampled_from([raw, f"```json\n{raw}\n```", f"Here you go: {raw} hope it helps",
                                  raw[: max(1, len(raw) // 2)]]))
 
@@ -133,7 +157,10 @@ def check_invariants(result: GuardedDraft, recall: Recall) -> None:
         action = recalled[warning.action_id]
         assert action.outcome is ActionOutcome.WORSENED
         lead = warning.text.split(f" — {action.action_id} WORSENED")[0]
-        assert not unbacked_commands(lead, CitedText([action.text]))
+        # the memory's own words (the stored action, when the model's were removed) are shown
+        # as stored; a record that reads like instructions backs no command of the model's
+        assert lead in (action.action, f"Don't repeat: {action.action}") \
+            or not unbacked_commands(lead, CitedText([action.text]))
         cited_everywhere.append(action)
     for step in result.steps:
         action = recalled[step.action_id]
@@ -188,3 +215,15 @@ def test_a_well_formed_draft_citing_the_recall_keeps_every_invariant(
     check_invariants(result, recall)
     assert len(result.recommendations) == len(fixes)
     assert {w.action_id for w in result.warnings} == {a.action_id for a in worse}
+
+
+@given(disguised(INSTRUCTIONS), st.sampled_from(["", "Resolved. ", "p99 up; "]))
+def test_an_order_in_look_alike_letters_reads_as_the_order(phrase: str, lead: str) -> None:
+    """Whatever letters of an order are swapped for look-alikes, it is still an order, and a
+    command still a command (the skeleton both detectors read)."""
+    assert looks_like_instructions(lead + phrase)
+
+
+@given(disguised(COMMANDS))
+def test_a_command_in_look_alike_letters_is_still_unbacked(command: str) -> None:
+    assert unbacked_commands(command, CitedText(["Raised the pool limit on one instance"]))

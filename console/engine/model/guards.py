@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from console.engine.briefing.models import (
 )
 from console.engine.briefing.worsened import warning_for, warnings_from
 from console.engine.model.citations import CitationIndex, scrub_mentions
-from console.engine.model.draft import DraftRejected, extract_json, loose_draft
+from console.engine.model.draft import MAX_ANSWER_CHARS, DraftRejected, extract_json, loose_draft
 from console.engine.model.grounding import REMOVED, CitedText, ground
 from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
@@ -46,7 +47,7 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
     recommendation's ``model_note``); command-like text or words addressed to a model that the
     cited records do not hold are removed from every model field, and each removal is logged.
     """
-    draft = loose_draft(extract_json(raw))
+    draft = _parsed(raw)
     citations = CitationIndex(recall.actions)
     log: list[GuardEntry] = []
 
@@ -160,6 +161,40 @@ def guard_draft(raw: str, recall: Recall) -> GuardedDraft:
         none_apply=scrub(draft["none_apply"], "none_apply", cited_records).strip())
 
 
+# The draft's schema nests four deep (recommendations → evidence → citation); a model answer
+# nested far deeper is no draft, and Python's JSON reader raises RecursionError past ~1,000.
+MAX_NESTING = 32
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth(raw: str) -> int:
+    """The deepest ``[``/``{`` nesting of ``raw`` outside JSON strings (linear)."""
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_JSON_STRING.sub("", raw)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _parsed(raw: str) -> dict[str, Any]:
+    """The answer's draft fields, or DraftRejected: ``nesting_too_deep`` for an answer nested
+    past MAX_NESTING (read before parsing, so no parser recursion can fail on it)."""
+    depth = nesting_depth(raw) if len(raw) <= MAX_ANSWER_CHARS else 0  # (else: "oversized")
+    if depth > MAX_NESTING:
+        raise DraftRejected("nesting_too_deep", f"the answer nests {depth:,} levels deep (a draft "
+                            f"nests 4; limit {MAX_NESTING})")
+    try:
+        return loose_draft(extract_json(raw))
+    except RecursionError:  # (a nesting the scan above mis-read, e.g. inside prose quotes)
+        raise DraftRejected("nesting_too_deep", "the answer nests too deep to read") from None
+
+
 def _only_removed(text: str) -> bool:
     return not text.replace(REMOVED, "").strip()
 
@@ -183,6 +218,10 @@ def _steps(items: list[dict[str, Any]], citations: CitationIndex,
             continue
         if any(s.action_id == action.action_id for s in steps):
             note("duplicate_citation", f"step {number} repeats {action.action_id}; dropped")
+            continue
+        if any(normalise(s.text) == normalise(action.action) for s in steps):
+            note("step_repeated", f"step {number} ({action.action_id}) reads as an earlier step "
+                 "word for word (the same fix in another incident); shown once")
             continue
         steps.append(Step(text=action.action, incident_id=action.incident_id,
                           action_id=action.action_id, outcome=action.outcome))

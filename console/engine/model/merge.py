@@ -8,13 +8,16 @@ cited (failures of that fix in strong incidents always count), and the memory's 
 the model's claim clamped inside the tier. PROVEN stays only if the memory said so and the
 model's lead is a strong fix still above tier 0. ``none_apply`` is an explicit demotion, shown
 as the model's reading. A draft that recommends nothing usable changes nothing: the memory's
-verdict stands, and the guard log says so.
+verdict stands, and the guard log says so. The model's prose is held to the memory first: no
+claim the records do not back (claims.py), no recommending what the memory warns against and
+no crediting what failed (warned.py).
 """
 
 from __future__ import annotations
 
 from console.engine.briefing.confidence import verdict_confidence
 from console.engine.briefing.deterministic import search_info, summary
+from console.engine.briefing.instructions import normalise
 from console.engine.briefing.models import (
     Briefing,
     Confidence,
@@ -26,6 +29,7 @@ from console.engine.briefing.models import (
 from console.engine.briefing.verdict import Ranked, Verdict
 from console.engine.model.claims import checked_draft
 from console.engine.model.steer import SteerResult
+from console.engine.model.warned import warned_checked
 from store.recall import Recall
 
 
@@ -37,6 +41,7 @@ def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
     assert accepted is not None
     log = list(steered.guard_log)
     accepted = checked_draft(accepted, recalled, log)  # unbacked claims out of its prose
+    accepted = warned_checked(accepted, judged, recalled, log)  # nor what the memory warns of
     claim = accepted.confidence.model_claim
     kept = _kept(judged, accepted.recommendations, log)
     state: State = judged.state
@@ -82,8 +87,12 @@ def model_briefing(judged: Verdict, steered: SteerResult, recalled: Recall,
 def _kept(judged: Verdict, proposed: list[Recommendation], log: list[GuardEntry],
           ) -> list[tuple[Recommendation, Ranked]]:
     """The model's recommendations that are fixes the memory offers, each once, with the
-    evidence the model cited of that fix (the fix most of its citations belong to)."""
+    evidence the model cited of that fix (the fix most of its citations belong to). A repeat
+    of a fix already kept adds only the evidence of that fix it cites and the earlier one did
+    not (50 copies citing one incident each are one recommendation citing all); a note the
+    model wrote under an earlier fix is not shown again."""
     kept: list[tuple[Recommendation, Ranked]] = []
+    numbers: list[int] = []
     for number, rec in enumerate(proposed, 1):
         cited = {e.action_id for e in rec.evidence}
         scored = [(len(cited & {e.action_id for e in r.recommendation.evidence}), -n, r)
@@ -96,19 +105,37 @@ def _kept(judged: Verdict, proposed: list[Recommendation], log: list[GuardEntry]
                 "fix); dropped")))
             continue
         target = best[2]
-        if any(t is target for _, t in kept):
-            log.append(GuardEntry(rule="recommendation_repeated", detail=(
-                f"recommendation {number} repeats the fix of an earlier one; dropped")))
-            continue
         of_fix = {e.action_id for e in target.recommendation.evidence}
         evidence = [e for e in rec.evidence if e.action_id in of_fix]
+        earlier = next((n for n, (_, t) in enumerate(kept) if t is target), None)
+        if earlier is not None:
+            shown, _ = kept[earlier]
+            have = {e.action_id for e in shown.evidence}
+            added = [e for e in evidence if e.action_id not in have]
+            if added:
+                merged = [*shown.evidence, *added]
+                kept[earlier] = (shown.model_copy(update={
+                    "evidence": merged,
+                    "resolved": sum(1 for e in merged if e.outcome.is_proof)}), target)
+            log.append(GuardEntry(rule="recommendation_repeated", detail=(
+                f"recommendation {number} repeats the fix of recommendation {numbers[earlier]}; "
+                "shown once" + (f", with its citations {', '.join(e.action_id for e in added)}"
+                                if added else "; dropped"))))
+            continue
         if len(evidence) < len(rec.evidence):
             log.append(GuardEntry(rule="evidence_other_fix", detail=(
                 f"recommendation {number} cites {', '.join(sorted(cited - of_fix))}: another "
                 "fix than the one it recommends; not counted")))
+        note = rec.model_note
+        if note and any(normalise(note) == normalise(r.model_note) for r, _ in kept):
+            log.append(GuardEntry(rule="note_repeated", detail=(
+                f"recommendation {number}: the model's words repeat an earlier note; shown "
+                "once")))
+            note = ""
         kept.append((target.recommendation.model_copy(update={
             "evidence": evidence, "resolved": sum(1 for e in evidence if e.outcome.is_proof),
-            "model_note": rec.model_note}), target))
+            "model_note": note}), target))
+        numbers.append(number)
     return kept
 
 

@@ -221,7 +221,8 @@ def _recalled(candidate: Candidate, ranked: Ranked,
     return RecalledIncident(incident.id, incident.service, incident.title or "", score, actions,
                             symptoms=incident.symptoms, document=incident_document(incident),
                             cosine=_round(ranked.cosine), bm25=_round(ranked.bm25),
-                            coverage=round(ranked.coverage, 3), related=tuple(i for i in incident.related if i not in hidden),
+                            coverage=round(ranked.coverage, 3),
+                            related=tuple(i for i in incident.related if i not in hidden),
                             started_at=(incident.started_at.isoformat()
                                         if incident.started_at else ""),
                             root_cause=incident.root_cause or "")

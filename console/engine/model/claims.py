@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 
 from console.engine.briefing.instructions import normalise
 from console.engine.briefing.models import GuardEntry
-from console.engine.model.grounding import _SENTENCE, REMOVED
+from console.engine.model.grounding import _SENTENCE, REMOVED, drop_sentences
 from console.engine.model.guards import GuardedDraft
 from store.recall import Recall, RecalledAction
 from store.text import clean
@@ -257,21 +257,15 @@ class Checked:
 def check(text: str, backing: Backing) -> Checked:
     """Remove each sentence of ``text`` holding a claim the backing does not hold. Text with
     nothing to remove comes back as it was; sentences already removed stay one marker."""
-    parts: list[str] = []
     removed: list[Claim] = []
-    for number, piece in enumerate(text.split(REMOVED)):
-        if number:
-            parts.append(REMOVED)
-        for sentence in _SENTENCE.split(piece):
-            if not sentence.strip():
-                continue
-            unbacked = backing.unbacked(sentence)
-            removed.extend(unbacked)
-            parts.append(REMOVED if unbacked else sentence.strip())
-    if not removed:
-        return Checked(text, ())
-    kept = [p for n, p in enumerate(parts) if p != REMOVED or n == 0 or parts[n - 1] != REMOVED]
-    return Checked(" ".join(kept), tuple(removed))
+
+    def unbacked(sentence: str) -> bool:
+        claims = backing.unbacked(sentence)
+        removed.extend(claims)
+        return bool(claims)
+
+    checked = drop_sentences(text, unbacked)
+    return Checked(checked, tuple(removed))
 
 
 # --- a guarded draft -------------------------------------------------------------------------

@@ -21,7 +21,7 @@ quarantine of its day missed, a recall built elsewhere), the command a model cop
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from console.engine.briefing.instructions import looks_like_instructions, skeleton
@@ -120,6 +120,26 @@ def unbacked_commands(text: str, cited: CitedText) -> list[CommandMention]:
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 REMOVED = "[removed: not in the cited records]"
+
+
+def drop_sentences(text: str, drop: Callable[[str], bool]) -> str:
+    """``text`` with each sentence ``drop`` is true of replaced by :data:`REMOVED` (a run of
+    markers, old or new, shown once); ``text`` as it was when none is dropped."""
+    parts: list[str] = []
+    removed = False
+    for number, piece in enumerate(text.split(REMOVED)):
+        if number:
+            parts.append(REMOVED)
+        for sentence in _SENTENCE.split(piece):
+            if not sentence.strip():
+                continue
+            gone = drop(sentence)
+            removed = removed or gone
+            parts.append(REMOVED if gone else sentence.strip())
+    if not removed:
+        return text
+    kept = [p for n, p in enumerate(parts) if p != REMOVED or n == 0 or parts[n - 1] != REMOVED]
+    return " ".join(kept)
 
 
 @dataclass(frozen=True)

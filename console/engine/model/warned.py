@@ -38,7 +38,7 @@ from console.engine.briefing.fixes import same_fix_words
 from console.engine.briefing.instructions import skeleton
 from console.engine.briefing.models import GuardEntry
 from console.engine.briefing.verdict import Verdict
-from console.engine.model.grounding import _SENTENCE, REMOVED
+from console.engine.model.grounding import REMOVED, drop_sentences
 from console.engine.model.guards import GuardedDraft
 from store.models import ActionOutcome
 from store.recall import Recall, RecalledAction
@@ -153,34 +153,23 @@ class Warned:
 
 def _check(text: str, where: str, warned: Warned, log: list[GuardEntry]) -> str:
     """``text`` less each sentence that recommends a warned action or credits a failed one."""
-    parts: list[str] = []
-    removed = False
-    for number, piece in enumerate(text.split(REMOVED)):
-        if number:
-            parts.append(REMOVED)
-        for sentence in _SENTENCE.split(piece):
-            if not sentence.strip():
-                continue
-            found = warned.problem(sentence)
-            if found is None:
-                parts.append(sentence.strip())
-                continue
-            rule, action = found
-            removed = True
-            parts.append(REMOVED)
-            said = " ".join(sentence.split())[:160]
-            if rule == CREDITS_FAILED:
-                detail = (f"{where}: {said!r} credits {action.action_id} ({action.action!r}), "
-                          f"which is {action.outcome}; its sentence was removed")
-            else:
-                detail = (f"{where}: {said!r} recommends {action.action_id} "
-                          f"({action.action!r}), which made things worse and is warned "
-                          "against; its sentence was removed")
-            log.append(GuardEntry(rule=rule, detail=detail))
-    if not removed:
-        return text
-    kept = [p for n, p in enumerate(parts) if p != REMOVED or n == 0 or parts[n - 1] != REMOVED]
-    return " ".join(kept)
+    def drop(sentence: str) -> bool:
+        found = warned.problem(sentence)
+        if found is None:
+            return False
+        rule, action = found
+        said = " ".join(sentence.split())[:160]
+        if rule == CREDITS_FAILED:
+            detail = (f"{where}: {said!r} credits {action.action_id} ({action.action!r}), "
+                      f"which is {action.outcome}; its sentence was removed")
+        else:
+            detail = (f"{where}: {said!r} recommends {action.action_id} "
+                      f"({action.action!r}), which made things worse and is warned "
+                      "against; its sentence was removed")
+        log.append(GuardEntry(rule=rule, detail=detail))
+        return True
+
+    return drop_sentences(text, drop)
 
 
 def _unless_emptied(text: str) -> str:

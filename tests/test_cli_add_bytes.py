@@ -137,7 +137,7 @@ def triage_process(*args: str, incidents: Path, data_dir: Path, pause_at: str | 
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TRIAGE_", "OLLAMA_"))}
     env.update(TRIAGE_INCIDENTS=str(incidents), TRIAGE_DATA_DIR=str(data_dir),
-               TRIAGE_NOW=TEST_NOW, **LEXICAL)
+               TRIAGE_NOW=TEST_NOW, PYTHONFAULTHANDLER="1", **LEXICAL)
     if pause_at:
         env["TRIAGE_PAUSE_AT"] = pause_at  # store/writer.py stops itself there (SIGSTOP)
     return subprocess.Popen([sys.executable, "-m", "console", *args], cwd=REPO, env=env,
@@ -147,6 +147,21 @@ def triage_process(*args: str, incidents: Path, data_dir: Path, pause_at: str | 
 def wait_stopped(child: subprocess.Popen[str]) -> None:
     _, status = os.waitpid(child.pid, os.WUNTRACED)
     assert os.WIFSTOPPED(status), f"did not pause: {child.communicate(timeout=60)}"
+
+
+def finished(child: subprocess.Popen[str], seconds: float = 60) -> tuple[str, str]:
+    """The child's output once it exits. One that has not exited within ``seconds`` fails the
+    test with where it was: its state ("T" = stopped, e.g. at a second pause point) and every
+    thread's stack (faulthandler, on SIGABRT), not a bare timeout."""
+    try:
+        return child.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        state = Path(f"/proc/{child.pid}/stat").read_text().split(") ")[1][0]
+        os.kill(child.pid, signal.SIGABRT)
+        os.kill(child.pid, signal.SIGCONT)
+        out, err = child.communicate(timeout=30)
+        raise AssertionError(f"triage did not exit within {seconds} s (state {state})\n"
+                             f"stdout: {out}\nstderr: {err}") from None
 
 
 ONE = "- id: INC-1\n  service: ledger\n  symptoms: totals drift\n  actions: []\n"
@@ -166,7 +181,7 @@ def test_ctrl_c_during_add_after_the_write_says_the_incident_was_saved(
         wait_stopped(child)
         os.kill(child.pid, signal.SIGINT)  # pending while stopped: delivered as it goes on
         os.kill(child.pid, signal.SIGCONT)
-        out, err = child.communicate(timeout=120)
+        out, err = finished(child)
     finally:
         if child.poll() is None:
             child.kill()
@@ -214,8 +229,8 @@ def test_the_loser_of_a_same_id_race_is_told_the_id_now_exists(
             assert time.monotonic() < deadline, "the second add never reached the lock"
             time.sleep(0.05)
         os.kill(winner.pid, signal.SIGCONT)
-        won = winner.communicate(timeout=120)
-        lost = loser.communicate(timeout=120)
+        won = finished(winner)
+        lost = finished(loser)
     finally:
         for child in (winner, loser):
             if child is not None and child.poll() is None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +39,30 @@ _SAME_ID = ("run `triage add` again with --replace to replace that block with yo
             "your incident a new id")
 
 
+class _CtrlC:
+    """Remembers a Ctrl-C even where its KeyboardInterrupt was lost. The interrupt is raised
+    where it lands, as Python's own handler does; but under load a Ctrl-C right after a rename
+    was seen lost (CI, faulthandler stack: the add went on and was saving the next incident).
+    Where it was dropped is not known (native code that checks signals mid-call, LanceDB's, is
+    the suspect). ``add`` checks ``seen`` before each save and after the last."""
+
+    seen = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def _watching_ctrl_c() -> Iterator[_CtrlC]:
+    ctrl_c = _CtrlC()
+    before = signal.signal(signal.SIGINT, ctrl_c)
+    try:
+        yield ctrl_c
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @command
 def add(settings: Settings, args: argparse.Namespace) -> int:
     """Validate incidents from FILE and append them (or replace same-id blocks), one by one.
@@ -53,16 +80,21 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
     saved: list[SaveResult] = []
     said: list[str] = []  # the ids "saved …" was printed for
     try:
-        first = _start_memory(engine, incidents[0], secrets, said)
-        engine.load()
-        if first is not None:
-            saved.append(first(engine))
-        for incident in incidents[len(saved):]:
-            if engine.incident(incident.id) is not None and not args.replace:
-                return fail(f"{incident.id} is already in {settings.incidents_path} — pass "
-                            "--replace to replace its block")
-        for incident in incidents[len(saved):]:
-            saved.append(_save(engine, incident, secrets, said))
+        with _watching_ctrl_c() as ctrl_c:
+            first = _start_memory(engine, incidents[0], secrets, said)
+            engine.load()
+            if first is not None:
+                saved.append(first(engine))
+            for incident in incidents[len(saved):]:
+                if engine.incident(incident.id) is not None and not args.replace:
+                    return fail(f"{incident.id} is already in {settings.incidents_path} — pass "
+                                "--replace to replace its block")
+            for incident in incidents[len(saved):]:
+                if ctrl_c.seen:
+                    raise KeyboardInterrupt
+                saved.append(_save(engine, incident, secrets, said))
+            if ctrl_c.seen:
+                raise KeyboardInterrupt
     except (IncidentFileError, SaveRefused, SaveFailed) as exc:
         return report_error(_partly_saved(exc, incidents, saved))
     except KeyboardInterrupt:

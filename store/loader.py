@@ -154,6 +154,9 @@ class LoadedMemory:
     reference_problems: list[Problem] = field(default_factory=list)
     # The line of each incident's ``started_at`` (for `triage check`'s future-date warning).
     start_lines: dict[str, int] = field(default_factory=dict)
+    # False for IncidentFileError.partial: some incidents did not load, so an id absent here
+    # proves nothing (the shared overlay never reads it as deleted here).
+    complete: bool = True
 
     @property
     def action_count(self) -> int:
@@ -235,7 +238,8 @@ def load_incidents(path: Path) -> LoadedMemory:
     references = reference_problems(found.references, set(origin) | found.labels)
     memory = LoadedMemory(incidents, files, content_hash(incidents), origin, found.secrets,
                           found.warnings, references,
-                          {i: n for i, n in found.start_lines.items() if i in origin})
+                          {i: n for i, n in found.start_lines.items() if i in origin},
+                          complete=not found.problems)
     if found.problems:
         raise IncidentFileError(found.problems, found.secrets, found.warnings, memory,
                                 found.unsearched)

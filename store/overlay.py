@@ -136,14 +136,22 @@ class LayeredIndex(MemoryIndex):
                 edited = held.edited_here(incident.id, local[incident.id], ahead)
                 (changed if edited else older).append(incident)
         missing = sorted(i for i in shared if i not in local)
-        deleted = [i for i in missing if held.held(i)]
-        absent = [i for i in missing if not held.held(i)]
+        edited_ids = {i.id for i in changed}
+        if memory.complete:
+            deleted = [i for i in missing if held.held(i)]
+        else:
+            # Some incidents did not load (a broken file): absence proves nothing. Nothing is
+            # hidden for lacking here, and an edit made here is remembered for when it loads.
+            deleted = []
+            edited_ids |= held.edited & set(missing)
+        absent = [i for i in missing if i not in deleted]
         notices = []
-        record_problem = held.update(local, {i.id for i in changed})
+        record_problem = held.update(local, edited_ids)
         if record_problem:
             notices.append(record_problem)
         if absent or older:
-            notices.append(self._kept_notice(absent, [i.id for i in older], ahead))
+            notices.append(self._kept_notice(absent, [i.id for i in older], ahead,
+                                             memory.complete))
         overlay = new + changed
         self.hidden = frozenset(i.id for i in changed) | frozenset(deleted)
         self.deleted_here = tuple(deleted)
@@ -160,10 +168,12 @@ class LayeredIndex(MemoryIndex):
         self._memory = None  # never rebuilt from the incidents file: the version is not ours
         return notices
 
-    def _kept_notice(self, absent: list[str], older: list[str], ahead: bool) -> str:
+    def _kept_notice(self, absent: list[str], older: list[str], ahead: bool,
+                     complete: bool = True) -> str:
         parts = []
         if absent:
-            parts.append(f"{_count(len(absent), 'incident')} the incidents files here lack "
+            lack = "lack" if complete else "lack or cannot load"
+            parts.append(f"{_count(len(absent), 'incident')} the incidents files here {lack} "
                          f"({_ids(absent)})")
         if older:
             parts.append(f"{_count(len(older), 'incident')} newer than the copy here "

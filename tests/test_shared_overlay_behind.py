@@ -216,3 +216,55 @@ async def test_the_console_status_line_names_the_shared_incidents_deleted_here(
         await settle(pilot, app)
         line = status_line(app)
         assert "index shared v1 (hides 1 shared: deleted here INC-2041) · model" in line, line
+
+
+def broken(incidents: list[dict[str, Any]], incident_id: str) -> list[dict[str, Any]]:
+    """``incidents`` with an impossible date in ``incident_id`` (a half-typed edit)."""
+    return [{**i, "started_at": "2026-02-30T03:00:00Z"} if i["id"] == incident_id else i
+            for i in incidents]
+
+
+def test_a_broken_local_incident_is_recalled_from_the_shared_index_and_never_deleted(
+        tmp_path: Path) -> None:
+    laptop = tmp_path / "laptop"
+    checkout = write(tmp_path / "checkout.yaml", on_main())
+    assert "INC-2041" in recalled(brief(laptop, checkout))  # this laptop holds INC-2041
+
+    write(checkout, broken(on_main(), "INC-2041"))
+    before = checkout.read_bytes()
+    done = cli("brief", "--json", ALERT, data_dir=laptop, incidents=checkout)
+    assert done.returncode == 0, done.stderr  # before: exit 2, no briefing at all
+    briefing = json.loads(done.stdout)
+    assert "INC-2041" in recalled(briefing)  # held here, unreadable now: never "deleted here"
+    assert not any("hidden" in n for n in notices(briefing)), notices(briefing)
+    partial = [n for n in notices(briefing) if n.startswith("partial memory")]
+    assert len(partial) == 1 and "checkout.yaml:" in partial[0], notices(briefing)
+    assert "searched as shared v1 holds them: INC-2041" in partial[0], partial[0]
+    warned = [line for line in done.stderr.splitlines() if "partial memory" in line]
+    assert len(warned) == 1 and warned[0].startswith("triage: warning: "), done.stderr
+    assert cli("check", data_dir=laptop, incidents=checkout).returncode == 2
+    assert checkout.read_bytes() == before
+
+    write(checkout, on_main())  # fixed: INC-2041 was never recorded as deleted here
+    fixed = brief(laptop, checkout)
+    assert "INC-2041" in recalled(fixed)
+    assert not any("hidden" in n or n.startswith("partial") for n in notices(fixed))
+
+
+def test_an_edit_made_here_is_remembered_while_its_file_is_broken(tmp_path: Path) -> None:
+    laptop = tmp_path / "laptop"
+    edited = on_main()
+    for incident in edited:
+        if incident["id"] == "INC-2041":
+            incident["actions"][-1]["action"] = "Raised the pool on one instance (edited here)"
+    checkout = write(tmp_path / "checkout.yaml", edited)
+    texts = [r["text"] for r in brief(laptop, checkout)["recalled"]
+             if r["incident_id"] == "INC-2041"]
+    assert any("(edited here)" in t for t in texts)  # the local edit wins
+
+    write(checkout, broken(edited, "INC-2041"))
+    assert "INC-2041" in recalled(brief(laptop, checkout))  # the shared copy, meanwhile
+    write(checkout, edited)  # fixed: still the edit made here, not main's copy
+    texts = [r["text"] for r in brief(laptop, checkout)["recalled"]
+             if r["incident_id"] == "INC-2041"]
+    assert any("(edited here)" in t for t in texts), texts  # before: main's copy came back

@@ -93,7 +93,7 @@ def gc_paused() -> Iterator[None]:
 
 
 def partial_notice(error: IncidentFileError, source: str, missing: list[str],
-                   earlier: list[str]) -> str:
+                   earlier: list[str], earlier_words: str = "searched as last indexed") -> str:
     """One line: the incidents file's problems (file:line, the first few), what the briefing
     reads instead, the incidents not searched and those searched as last indexed."""
     first = [" ".join(str(p).split()) for p in error.problems[:2]]
@@ -104,7 +104,7 @@ def partial_notice(error: IncidentFileError, source: str, missing: list[str],
             f" ({problems}): {source}")
     text += f"; not searched: {_listed(missing)}" if missing else "; every incident searched"
     if earlier:
-        text += f"; searched as last indexed: {_listed(earlier)}"
+        text += f"; {earlier_words}: {_listed(earlier)}"
     return text + " — fix the file (`triage check`), then reload"
 
 
@@ -186,8 +186,11 @@ class TriageEngine:
         try:
             memory = read_memory(self.settings.incidents_path)
         except IncidentFileError as exc:
-            if not partial or on_disk or rebuild or self.settings.shared_store() is not None:
+            if not partial or on_disk or rebuild:
                 raise
+            store = self.settings.shared_store()
+            if store is not None and exc.partial is not None:
+                return self._load_partial_shared(store, exc, progress)
             return self._load_partial(exc, progress)
         self.partial = None
         store = self.settings.shared_store()
@@ -237,6 +240,33 @@ class TriageEngine:
         self.memory, self.index, self.shared = memory, index, None
         self.notices = [self.partial, *notices]
         return self._status(memory)
+
+    def _load_partial_shared(self, store: Any, error: IncidentFileError,
+                             progress: EmbedProgress | None) -> MemoryStatus:
+        """A broken local file on a shared index: the incidents that load are laid over the
+        shared version, which recalls what the file cannot give (an incomplete memory never
+        hides a shared record: store/overlay.py). When no shared version can be read, as
+        without one (:meth:`_load_partial`)."""
+        from store.overlay import LayeredIndex
+        from store.shared import SharedUnavailable
+
+        assert error.partial is not None
+        try:
+            self._load_shared(store, error.partial)
+        except SharedUnavailable:
+            return self._load_partial(error, progress)
+        held = (set(self.index.base_hashes) if isinstance(self.index, LayeredIndex)
+                else set())
+        label = self.shared[0] if self.shared else "the shared index"
+        loads = len(error.partial.incidents)
+        source = (f"briefed from the {loads} incidents that load, laid over {label}, which "
+                  "recalls the incidents it holds")
+        missing = [str(u) for u in error.unsearched if u.label not in held]
+        earlier = [u.label for u in error.unsearched if u.label in held]
+        self.partial = partial_notice(error, source, missing, earlier,
+                                      f"searched as {label} holds them")
+        self.notices = [self.partial, *self.notices]
+        return self._status(error.partial)
 
     def _load_shared(self, store: Any, memory: LoadedMemory) -> MemoryStatus:
         """The shared index (TRIAGE_INDEX_URI) with this laptop's own incidents laid over it;

@@ -496,11 +496,12 @@ def save_incident(target: Path, incident: Incident, expected_sha256: str | None,
     _refuse_if_changed(target, expected_sha256)
     try:
         memory = load_incidents(target)
-    except IncidentFileError:
+    except IncidentFileError as exc:
         empty = _new_memory(target)  # an empty file, or only comments: a memory starts here
         if empty is None:
-            raise
-        memory = empty
+            memory = _beside_broken_files(target, incident, exc, notes)
+        else:
+            memory = empty
     origin = memory.origin.get(incident.id)
     if origin is None:
         file = target / f"{incident.id}.yaml" if target.is_dir() else target
@@ -525,6 +526,34 @@ def save_incident(target: Path, incident: Incident, expected_sha256: str | None,
     # and written is never overwritten.
     _atomic_write(file, data, lambda: _refuse_if_changed(target, expected_sha256), notes)
     return file
+
+
+def _beside_broken_files(target: Path, incident: Incident, error: IncidentFileError,
+                         notes: list[str] | None) -> LoadedMemory:
+    """In directory mode, the memory of the files that load, when the save writes none of the
+    broken ones: a postmortem is saved at 2 a.m. although another file has a typo. Its id is
+    checked against the files that load; one a broken part is known to hold is refused, and
+    the note names the broken files (the id could not be checked there). Anything else (one
+    file, or a save into a broken file): ``error`` itself."""
+    memory = error.partial
+    if not target.is_dir() or memory is None:
+        raise error
+    origin = memory.origin.get(incident.id)
+    file = origin[0] if origin is not None else str(target / f"{incident.id}.yaml")
+    broken = sorted({p.file for p in error.problems})
+    if file in broken or str(target) in broken:
+        raise error
+    for left_out in error.unsearched:
+        if left_out.label == incident.id:
+            raise SaveRefused([f"{incident.id} is also written at {left_out.file}:"
+                               f"{left_out.line or 1}, which does not load — fix that file "
+                               "(`triage check`), then save again; nothing was written"])
+    if notes is not None:
+        names = ", ".join(Path(b).name for b in broken)
+        notes.append(f"warning: {names} {'does' if len(broken) == 1 else 'do'} not load "
+                     f"({error.problems[0]}): {incident.id}'s id was checked against the other "
+                     "files only — fix it (`triage check`)")
+    return memory
 
 
 def _replace_block(old: FileText, incident: Incident) -> str:

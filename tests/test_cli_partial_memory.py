@@ -185,6 +185,36 @@ def test_directory_mode_briefs_from_the_other_files(tmp_path: Path, warm_data: P
     assert cli("check").code == 2
 
 
+
+def test_directory_mode_saves_into_a_healthy_file_beside_a_broken_one(
+        tmp_path: Path, warm_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    shutil.copyfile(BUNDLED_INCIDENTS, folder / "team.yaml")
+    broken = folder / "widgets.yaml"
+    broken.write_text(BROKEN_ITEMS["impossible-date"][0], encoding="utf-8")
+    before = {f.name: f.read_bytes() for f in folder.iterdir()}
+    monkeypatch.setenv("TRIAGE_INCIDENTS", str(folder))
+
+    added = cli("add", str(new_incident_file(tmp_path)))  # before: exit 2, nothing saved
+    assert f"saved INC-9100 to {folder / 'INC-9100.yaml'}" in added.out, added.err
+    assert "widgets.yaml does not load" in added.out + added.err
+    assert "INC-9100's id was checked against the other files only" in added.out + added.err
+    assert added.code == 1 and "not updated from a memory with problems: widgets.yaml" in added.err
+    assert "Fix the file with problems (`triage check`), then run `triage index`" in added.err
+    assert {f.name: f.read_bytes() for f in folder.iterdir() if f.name in before} == before
+    assert not (warm_data / "index").exists()  # no index written from a partial memory
+
+    # the broken file's own id cannot be saved beside it: its uniqueness is unknown
+    clash = new_incident_file(tmp_path, NEW.replace("INC-9100", "INC-9001"))
+    refused = cli("add", str(clash))
+    assert refused.code == 2 and "INC-9001 is also written at" in refused.err, refused.err
+    assert f"{broken}:1, which does not load" in refused.err
+    assert not (folder / "INC-9001.yaml").exists()
+    assert broken.read_bytes() == before["widgets.yaml"]
+    assert cli("check").code == 2
+
+
 # --- item 5: editor files in a memory directory -----------------------------------------------
 
 def test_editor_files_and_directories_named_yaml_are_not_the_memory(

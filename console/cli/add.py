@@ -82,7 +82,9 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
     try:
         with _watching_ctrl_c() as ctrl_c:
             first = _start_memory(engine, incidents[0], secrets, said)
-            engine.load()
+            # A directory whose other files have problems still takes a postmortem (the
+            # writer refuses a save into a broken file, and names the broken ones).
+            engine.load(partial=settings.incidents_path.is_dir())
             if first is not None:
                 saved.append(first(engine))
             for incident in incidents[len(saved):]:
@@ -104,11 +106,13 @@ def add(settings: Settings, args: argparse.Namespace) -> int:
         print(f"memory: {last.status.incidents} incidents, {last.status.actions} actions; "
               "index NOT updated")
         ids = ", ".join(r.incident.id for r in saved)
+        hint = ("Fix the file with problems (`triage check`), then run `triage index`."
+                if engine.partial is not None else
+                "The console rebuilds the index when it next starts; or free the space (fix "
+                "the data dir) and run `triage index`.")
         return report_error(internal_error(
             f"saved {ids} to {last.path}; the index could not be updated ({last.index_problem})",
-            ["the incidents file holds the new incident(s); only the index is behind"],
-            "The console rebuilds the index when it next starts; or free the space (fix the "
-            "data dir) and run `triage index`."))
+            ["the incidents file holds the new incident(s); only the index is behind"], hint))
     print(f"memory: {last.status.incidents} incidents, {last.status.actions} actions; "
           "index updated")
     return EXIT_OK

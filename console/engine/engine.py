@@ -163,7 +163,14 @@ class TriageEngine:
         client = ModelClient(self.settings.ollama_host, self.settings.model, timeout=3.0)
         try:
             pulled = client.list_models()
-        except ModelUnavailable:
+        except ModelUnavailable as exc:
+            import ollama
+
+            # Real Ollama always lists its models: an HTTP error here is something else.
+            if isinstance(exc.__cause__, ollama.ResponseError):
+                return (f"{self.settings.model} offline (not an Ollama server at "
+                        f"{self.settings.ollama_host or 'the default host'}, HTTP "
+                        f"{exc.__cause__.status_code})")
             return f"{self.settings.model} offline (Ollama not reachable)"
         if not is_pulled(self.settings.model, pulled):
             return f"{self.settings.model} not pulled (ollama pull {self.settings.model})"
@@ -341,6 +348,13 @@ class TriageEngine:
         try:
             memory = read_memory(target)
         except IncidentFileError as exc:
+            if self.partial is not None and exc.partial is not None:
+                # Saved beside a broken file (directory mode): brief on from what loads, and
+                # never an index written from a partial memory.
+                self.load(partial=True)
+                broken = ", ".join(sorted({Path(p.file).name for p in exc.problems}))
+                return f"it is not updated from a memory with problems: {broken} does not load"
+
             # Only a hand edit landing right after our rename gets here: the save stands.
             notes.append(f"the incidents file could not be re-read after saving ({exc.title} "
                          f"{'; '.join(exc.lines[:3])}); the memory and index were left as "

@@ -199,6 +199,38 @@ def test_ctrl_c_during_add_after_the_write_says_the_incident_was_saved(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
+
+def test_a_ctrl_c_whose_interrupt_is_swallowed_still_stops_the_add(
+        tmp_path: Path, new_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Ctrl-C lost in CI (its KeyboardInterrupt dropped somewhere in native code): made
+    to happen here, in process. Right after INC-3001 is written, SIGINT arrives and whatever
+    runs then swallows the interrupt; the add must still stop before INC-3002."""
+    import console.engine.engine as engine_module
+
+    incidents = tmp_path / "incidents.yaml"
+    incidents.write_text(ONE, encoding="utf-8")
+    before = incidents.read_bytes()
+    new_file.write_text(NEW + NEW.replace("INC-3001", "INC-3002"), encoding="utf-8")
+    real = engine_module.save_incident
+
+    def saved_then_interrupt_lost(*args: object, **kwargs: object) -> Path:
+        path = real(*args, **kwargs)  # type: ignore[arg-type]
+        try:
+            signal.raise_signal(signal.SIGINT)  # the Ctrl-C, right after the write …
+        except KeyboardInterrupt:
+            pass  # … and its interrupt lost
+        return path
+
+    monkeypatch.setattr(engine_module, "save_incident", saved_then_interrupt_lost)
+    done = call_cli("add", str(new_file), data_dir=tmp_path / "data", incidents=incidents,
+                    extra_env={"TRIAGE_EMBED_MODEL": "none"})
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == f"saved INC-3001 to {incidents}\n"
+    assert f"interrupted, but INC-3001 WAS saved to {incidents}" in done.stderr
+    assert "not saved: INC-3002" in done.stderr
+    assert incidents.read_bytes() == before + b"\n" + new_block()  # before the fix: INC-3002 too
+
+
 # --- item 14: the loser of a same-id race -------------------------------------------------
 
 def waiting_for_lock(pid: int) -> bool:

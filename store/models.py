@@ -6,7 +6,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from store.text import CleanStr
 
@@ -86,6 +93,28 @@ class Incident(BaseModel):
         default_factory=list)
     # Recorded in a game day: never evidence in a real briefing unless drills are included.
     drill: bool = False
+    # The runbook that applied (a URL or a path in the team's docs): shown, never fetched.
+    runbook: CleanStr | None = Field(default=None, max_length=2000)
+
+    @field_validator("runbook")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.strip():
+            raise ValueError("must not be blank (leave the field out instead)")
+        if "\n" in value.strip():
+            raise ValueError("must be one line: the runbook's URL or path")
+        return value.strip()
+
+    @model_serializer(mode="wrap")
+    def _without_absent_runbook(self, handler: SerializerFunctionWrapHandler) -> object:
+        # An incident without a runbook dumps (and hashes) exactly as before the field
+        # existed: indexes and shared versions built before it stay fresh and comparable.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("runbook") is None:
+            data.pop("runbook", None)
+        return data
 
     @field_validator("symptoms", "service")
     @classmethod

@@ -188,6 +188,8 @@ def incident_block(incident: Incident) -> str:
         lines.append(f"  tags: {_scalar(list(incident.tags))}")  # quoted for a flow list
     if incident.related:
         lines.append(f"  related: {_scalar(list(incident.related))}")
+    if incident.runbook:
+        lines.append(f"  runbook: {_scalar(incident.runbook)}")
     if incident.drill:
         lines.append("  drill: true")
     lines.append("  actions:" if incident.actions else "  actions: []")

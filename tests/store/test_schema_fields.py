@@ -101,7 +101,7 @@ def test_unknown_fields_warn_with_line_and_are_ignored(
     assert code == 0, err
     assert out.splitlines()[:2] == [
         f"{path}:9: warning: unknown field 'runbook_url' in INC-2: ignored by this version of "
-        "triage",
+        "triage (did you mean 'runbook'?)",  # the field is `runbook` (issue 24)
         f"{path}:17: warning: unknown field 'owner' in INC-2/A1: ignored by this version of "
         "triage"]
     assert "ok — 2 incidents, 1 drill, 1 actions" in out and "2 unknown fields ignored" in out

@@ -109,10 +109,11 @@ def test_importing_the_engine_and_commands_loads_no_textual() -> None:
 # Inside the engine, packages stand on floors: a package imports only those below it.
 # briefing (the alert, the memory's verdict) < model (the model's part) and render <
 # verification < pipeline (the route of one alert) < practice (replays, eval, game day) <
-# engine.py (the front door the CLI and the console use).
+# engine.py (the front door the CLI and the console use). listen (the webhook receiver) reads
+# alerts as briefing does, and nothing above it.
 ENGINE = REPO_ROOT / "console" / "engine"
-ENGINE_FLOORS = {"briefing": 0, "model": 1, "render": 1, "verification": 2, "pipeline": 3,
-                 "practice": 4, "config": 0, "progress": 0, "engine": 5}
+ENGINE_FLOORS = {"briefing": 0, "model": 1, "render": 1, "listen": 1, "verification": 2,
+                 "pipeline": 3, "practice": 4, "config": 0, "progress": 0, "engine": 5}
 
 
 def engine_package(module: str) -> str | None:

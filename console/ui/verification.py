@@ -194,8 +194,8 @@ class VerificationMixin:
         if self.main_screen is None or current.result is None:
             return
         value = current.routed.briefing.confidence.value
-        notes = [f"confidence {value} ≥ 85: verification was not needed — run on request"
-                 if value >= 85 else "",
+        notes = [f"The briefing's confidence is {value}, high enough not to need this check: "
+                 "it ran because you asked." if value >= 85 else "",
                  f"the model is phrasing the questions (up to {self.settings.model_timeout:g} s)"
                  " — these results are the memory's; its answer changes none of them"
                  if current.assisting else ""]

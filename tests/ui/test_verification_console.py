@@ -119,7 +119,7 @@ async def test_overturn_beside_the_unchanged_briefing_with_two_answers_by_key(
         assert result["confidence"]["value"] == 30
         assert "OVERTURN" in head(app) and "confidence 30" in head(app)
         assert "engineer" in result["confidence"]["derivation"]
-        assert f"do not apply “{OVERTURN_FIX}”" in head(app)
+        assert f"Do not apply “{OVERTURN_FIX}”" in head(app)
         assert "Moved long videos to a dedicated batch pool" in head(app)
         # The original is exactly as it was.
         assert briefing_text(app) == before
@@ -141,7 +141,7 @@ async def test_maintained_once_the_engineer_confirms_the_cause(bundled_data_dir:
         (asked,) = [q for q in panel(app).questions if q["probe"] == "engineer"]
         assert "needs an engineer" in asked["missing"]
         await highlight(pilot, app, asked["id"])
-        assert "needs an engineer" in detail(app)
+        assert "Only you can answer this" in detail(app)
         await pilot.press("y")
         await settle(pilot, app)
         assert "MAINTAIN" in head(app) and "confidence 85" in head(app)

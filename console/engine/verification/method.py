@@ -178,6 +178,8 @@ class Doubt:
 
 
 def _sha(*parts: str) -> str:
+    if not parts:  # the hash of nothing (e3b0c442…) would pass for evidence
+        raise ValueError("evidence to hash is empty")
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
@@ -338,8 +340,17 @@ def questions(ctx: Context, doubts: list[Doubt]) -> list[Question]:
 
 # --- probes ----------------------------------------------------------------------------------
 
-def _evidence(actions: list[RecalledAction]) -> str:
-    return _sha(*sorted(f"{a.action_id}\x1e{a.text}" for a in actions))
+def _evidence(actions: list[RecalledAction], searched: list[RecalledAction] | None = None) -> str:
+    """The hash of the records a probe's answer rests on: ``actions`` (what it found), or —
+    when it found none — the ``searched`` records it looked through (marked so, so "found
+    nothing among these" never hashes like "found these"). Never the hash of nothing: an
+    answer always rests on some record of this recall."""
+    if actions:
+        return _sha(*sorted(f"{a.action_id}\x1e{a.text}" for a in actions))
+    if searched:
+        return _sha("searched, none matched",
+                    *sorted(f"{a.action_id}\x1e{a.text}" for a in searched))
+    raise ValueError("a probe's evidence needs at least one record")
 
 
 def probe_memory(question: Question, ctx: Context) -> ProbeResult:
@@ -353,8 +364,11 @@ def probe_memory(question: Question, ctx: Context) -> ProbeResult:
                 [a for a in same if a.outcome.is_proof]))
         if same and all(a.outcome.is_failure for a in same):
             return ProbeResult("refuted", evidence_sha256=_evidence(same))
+        # What was looked through: the other incidents' records; with none recalled, the one
+        # incident there is (its own records are why nothing else could be checked).
+        others = [a for a in actions if a.incident_id != incident]
         return ProbeResult("unknown", "no other recalled incident records this fix resolving it",
-                           _evidence(same))
+                           _evidence(same, others or list(actions)))
     anchor = next((a for a in actions if a.action_id == question.param("action")), None)
     if anchor is None and question.check in ("same_service", "evidence_age", "second_layer"):
         return ProbeResult("unknown", f"{incident} is no longer in this recall", _sha(incident))
@@ -370,7 +384,7 @@ def probe_memory(question: Question, ctx: Context) -> ProbeResult:
         if worse:
             return ProbeResult("refuted", evidence_sha256=_evidence(worse))
         return ProbeResult("confirmed", evidence_sha256=_evidence(
-            [a for a in actions if same_fix(a.action, fix)]))
+            [a for a in actions if same_fix(a.action, fix)], list(actions)))
     if question.check == "evidence_age":
         assert anchor is not None
         started = _started(anchor)
@@ -430,7 +444,8 @@ def probe_rerecall(question: Question, rerecall: Recall | None) -> ProbeResult:
     fixes = [a for a in rerecall.actions if a.outcome.is_fix]
     if not fixes:
         return ProbeResult("unknown", "the re-recall found no other fix that worked",
-                           _evidence(list(rerecall.actions)))
+                           _evidence(list(rerecall.actions)) if rerecall.actions
+                           else _sha("re-recall found nothing without", question.param("hidden")))
     best = next((a for a in fixes if a.outcome.is_proof), fixes[0])
     same = [a for a in fixes if same_fix(a.action, question.param("fix"))]
     if same:
@@ -514,6 +529,38 @@ def disposition(answered: list[Answered]) -> Disposition:
     return "undetermined"
 
 
+# Why the verification confidence is held below its base (:func:`confidence_limits`), and
+# how the derivation names each.
+Limit = Literal["source_unchecked", "key_open", "stale", "nothing_new", "revise", "overturn"]
+LIMIT_NAMES: dict[str, str] = {
+    "source_unchecked": "a needed source unchecked", "key_open": "a key question open",
+    "stale": "the newest evidence over a year old",
+    "nothing_new": "nothing new confirmed (the briefing's own)",
+    "revise": "revise", "overturn": "overturn"}
+
+
+def confidence_limits(answered: list[Answered], verdict: Disposition,
+                      briefing: Briefing) -> list[tuple[int, Limit]]:
+    """The caps on the verification confidence, each with why (see
+    :func:`verification_confidence`), in the order the derivation lists them."""
+    caps: list[tuple[int, Limit]] = []
+    if any(a.question.category == "tool_gap" and a.result.result == "unknown" for a in answered):
+        caps.append((UNCHECKED_SOURCE_CAP, "source_unchecked"))
+    if any(a.question.key and a.result.result == "unknown" for a in answered):
+        caps.append((KEY_GAP_CAP, "key_open"))
+    if any(a.question.check == "evidence_age" and a.result.result == "refuted"
+           for a in answered):
+        caps.append((STALE_CAP, "stale"))
+    if not any(a.question.probe in ("engineer", "declared") and a.result.result == "confirmed"
+               for a in answered):
+        caps.append((briefing.confidence.value, "nothing_new"))
+    if verdict == "revise":
+        caps.append((REVISE_CAP, "revise"))
+    if verdict == "overturn":
+        caps.append((OVERTURN_CAP, "overturn"))
+    return caps
+
+
 def verification_confidence(answered: list[Answered], verdict: Disposition,
                             briefing: Briefing) -> dict[str, Any]:
     """The verification confidence — evidence only, never pushed up to clear a threshold.
@@ -530,27 +577,13 @@ def verification_confidence(answered: list[Answered], verdict: Disposition,
     """
     agreeing = layers(answered)
     base = LAYER_VALUE[len(agreeing)]
-    caps: list[tuple[int, str]] = []
     gaps = [f"{a.question.id}: {a.result.missing}" for a in answered
             if a.result.result == "unknown"]
-    if any(a.question.category == "tool_gap" and a.result.result == "unknown" for a in answered):
-        caps.append((UNCHECKED_SOURCE_CAP, "a needed source unchecked"))
-    if any(a.question.key and a.result.result == "unknown" for a in answered):
-        caps.append((KEY_GAP_CAP, "a key question open"))
-    if any(a.question.check == "evidence_age" and a.result.result == "refuted"
-           for a in answered):
-        caps.append((STALE_CAP, "the newest evidence over a year old"))
-    if not any(a.question.probe in ("engineer", "declared") and a.result.result == "confirmed"
-               for a in answered):
-        caps.append((briefing.confidence.value, "nothing new confirmed (the briefing's own)"))
-    if verdict == "revise":
-        caps.append((REVISE_CAP, "revise"))
-    if verdict == "overturn":
-        caps.append((OVERTURN_CAP, "overturn"))
+    caps = confidence_limits(answered, verdict, briefing)
     cap = min([c for c, _ in caps], default=100)
     value = min(base, cap)
     named = ", ".join(a.split(":")[0] for a in agreeing) or "none"
-    capped = ", ".join(f"{why} {c}" for c, why in caps) or "none"
+    capped = ", ".join(f"{LIMIT_NAMES[why]} {c}" for c, why in caps) or "none"
     derivation = (f"{len(agreeing)} layer{'s' if len(agreeing) != 1 else ''} agreeing ({named}) "
                   f"→ base {base}; caps: {capped} → min = {value}")
     return {"value": value, "layers": len(agreeing), "gaps": gaps, "cap": cap,
@@ -566,6 +599,23 @@ def _first_sentence(text: str, limit: int = CONCLUSION_PART) -> str:
     return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
 
 
+def other_fix(answered: list[Answered]) -> ProbeResult | None:
+    """The re-recall's answer when it pointed to another fix (``found`` names it)."""
+    return next((a.result for a in answered
+                 if a.question.check == "rerecall" and a.result.result == "refuted"), None)
+
+
+def cause_and_impact(anchor: RecalledAction, other: ProbeResult | None,
+                     verdict: Disposition, limit: int = CONCLUSION_PART) -> tuple[str, str]:
+    """The first sentences of the recorded cause and symptoms the conclusion stands on: the
+    lead fix's incident, or — overturned, with another fix found — that fix's incident."""
+    source = anchor
+    if verdict == "overturn" and other is not None and other.found_action is not None:
+        source = other.found_action
+    return (_first_sentence(source.root_cause or source.explanation, limit),
+            _first_sentence(source.symptoms, limit))
+
+
 def conclusion(ctx: Context, answered: list[Answered], verdict: Disposition) -> str:
     """One line, "cause → impact → suggestion", from stored text and the dispositions.
 
@@ -579,13 +629,8 @@ def conclusion(ctx: Context, answered: list[Answered], verdict: Disposition) -> 
     refuted = (f"{len(refuted_all)} of {len(answered)} questions refuted "
                f"({sum(a.question.key for a in refuted_all)} key)")
     open_ids = [a.question.id for a in answered if a.result.result == "unknown"]
-    other = next((a.result for a in answered
-                  if a.question.check == "rerecall" and a.result.result == "refuted"), None)
-    source = other.found_action if other is not None and other.found_action else anchor
-    if verdict != "overturn":
-        source = anchor
-    cause = _first_sentence(source.root_cause or source.explanation)
-    impact = _first_sentence(source.symptoms)
+    other = other_fix(answered)
+    cause, impact = cause_and_impact(anchor, other, verdict)
     instead = (f"; consider {other.found}, recalled without the first anchors"
                if other is not None else "")
     suggestion = {
@@ -617,12 +662,17 @@ def question_record(answered: Answered) -> dict[str, Any]:
 def synthesise(ctx: Context, answered: list[Answered],
                doubts: list[Doubt] | None = None) -> dict[str, Any]:
     """The conclusion from the questions' dispositions only: nothing is probed here."""
+    from console.engine.verification.words import plain  # (it reads this module)
+
     verdict = disposition(answered)
+    confidence = verification_confidence(answered, verdict, ctx.briefing)
     return {
         "status": "done",
         "disposition": verdict,
         "conclusion": conclusion(ctx, answered, verdict),
-        "confidence": verification_confidence(answered, verdict, ctx.briefing),
+        "confidence": confidence,
+        # The same facts in sentences, for the console's panel (no ids, hashes or formula).
+        "plain": plain(ctx, answered, verdict, confidence),
         "audit": [{"category": d.category, "kind": d.kind, "detail": d.detail}
                   for d in doubts or []],
         "questions": [question_record(a) for a in answered],

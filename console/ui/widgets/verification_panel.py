@@ -1,9 +1,11 @@
 """The verification overlay: an audit of the briefing, shown beside it (never in its place).
 
-It renders a ``verification`` result (console/engine/verification/passes.py) and turns keys into
-requests: y / n / u answer the highlighted engineer question, c runs the highlighted declared
-probe after its exact argv has been on screen. Every text here is stored memory, probe output
-or our own words: all of it is rendered literally (no markup).
+It renders a ``verification`` result (console/engine/verification/passes.py) in words (its
+``plain`` part) and turns keys into requests: y / n / u answer the highlighted engineer
+question, c runs the highlighted declared probe after its exact argv has been on screen, Enter
+opens the record (ids, evidence hashes, the derivation: screens/verification_record.py).
+Every text here is stored memory, probe output or our own words: all of it is rendered
+literally (no markup).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class VerificationPanel(Vertical):
             tooltip="Answer the highlighted question: don't know", id="verify-unknown"),
         Key("c", "confirm_probe", "Run probe", tooltip="Run the highlighted declared probe "
             "(its exact argv is shown below the list)", id="verify-run-probe"),
+        Key("enter", "open_record", "Record", title="Verification record",
+            tooltip="The verification in full: question ids, evidence hashes, the derivation "
+            "of its confidence", id="verify-record"),
     ]
     DEFAULT_CSS = """
     VerificationPanel { width: 1fr; height: 1fr; border: round $warning; display: none; }
@@ -99,6 +104,7 @@ class VerificationPanel(Vertical):
         self.result = None
         self.states = {}
         self.border_title = "Verification — working"
+        self.border_subtitle = ""
         self.query_one("#verify-head", Static).update(Text(message, style="italic"))
         self.question_list.clear_options()
         self.query_one("#verify-detail", Static).update("")
@@ -106,6 +112,7 @@ class VerificationPanel(Vertical):
     def show_failure(self, message: str) -> None:
         self.result = None
         self.border_title = "Verification — failed"
+        self.border_subtitle = ""
         text = Text(message, style="bold red")
         text.append("\nThe briefing on the left is unchanged. F6 closes this panel; F6 again "
                     "runs the verification again.", style="bold")
@@ -115,51 +122,57 @@ class VerificationPanel(Vertical):
 
     def show_result(self, result: dict[str, Any], states: Mapping[str, str],
                     not_needed: str = "") -> None:
-        """``states``: question id → what is under way for it ("running", "answered …")."""
+        """``states``: question id → what is under way for it ("running", "answered …").
+
+        Said in words (the result's ``plain``); the ids, hashes and the derivation are on the
+        record screen (Enter)."""
         keep = self.question_list.highlighted
         self.result, self.states = result, dict(states)
         confidence = result["confidence"]
+        plain = result.get("plain") or {}
         self.border_title = (f"Verification — {result['disposition'].upper()} · confidence "
                              f"{confidence['value']} (the briefing's own is unchanged)")
+        questions = result["questions"]
+        yours = sum(1 for q in questions if q["result"] == "unknown" and q["probe"] != "memory")
+        self.border_subtitle = (f"{len(questions)} checks" + (f", {yours} to answer" if yours
+                                                              else "")
+                                + " · Enter: record · Ctrl+R: postmortem")
+        # What to do first, then why the confidence is what it is, then the recorded grounds
+        # (the head is cut at its height: the most needed line leads).
+        *grounds, advice = (plain.get("conclusion") or result["conclusion"]).split("\n")
         head = Text()
         if not_needed:
             head.append(not_needed + "\n", style="dim")
         head.append(result["disposition"].upper(), style=DISPOSITION_STYLE[result["disposition"]])
-        head.append(f" · verification confidence {confidence['value']} — evidence only\n")
-        head.append(confidence["derivation"] + "\n", style="dim")
-        head.append(result["conclusion"] + "\n", style="bold")
-        open_count = sum(1 for q in result["questions"] if q["result"] == "unknown")
-        head.append(f"{len(result['questions'])} questions · {open_count} open · y/n/u answers "
-                    "yours · c runs a probe · Ctrl+R carries results into a postmortem",
-                    style="dim")
-        if result.get("artifact"):
-            head.append(f"\nartifact {result['artifact']}", style="dim")
+        head.append(f" · confidence {confidence['value']} — ")
+        head.append(advice + "\n", style="bold")
+        head.append(f"Why {confidence['value']}: {plain.get('confidence', '')}")
+        for line in grounds:
+            head.append("\n" + line, style="dim")
         self.query_one("#verify-head", Static).update(head)
         listing = self.question_list
         listing.clear_options()
         listing.add_options([Option(question_option(q, self.states.get(q["id"], "")), id=q["id"])
-                             for q in result["questions"]])
-        if result["questions"]:
-            listing.highlighted = min(keep or 0, len(result["questions"]) - 1)
+                             for q in questions])
+        if questions:
+            listing.highlighted = min(keep or 0, len(questions) - 1)
         self._show_detail()
 
     def _show_detail(self) -> None:
+        """The highlighted check: what it looked at and found, in a sentence."""
         question = self.highlighted()
         detail = self.query_one("#verify-detail", Static)
-        if question is None:
+        if question is None or self.result is None:
             detail.update("")
             return
+        said = (self.result.get("plain") or {}).get("questions", {}).get(question["id"], "")
         text = Text()
-        text.append(f"{question['id']} · {question['category']} · {question['probe']} probe "
-                    f"{question['check']}" + (" · key" if question.get("key") else ""),
-                    style="dim")
+        text.append(said or (question.get("missing") or question["result"]))
+        if question.get("key"):
+            text.append("\nThis check decides whether the fix applies.", style="dim")
         if question.get("phrased"):
             text.append("\nthe model's words: ", style="dim")
             text.append(question["phrased"], style="dim italic")
-        if question["result"] == "unknown":
-            text.append(f"\nunknown: {question['missing']}", style="yellow")
-        if question.get("found"):
-            text.append(f"\nfound: {question['found']}")
         if question.get("argv"):
             text.append("\nruns (no shell): ", style="bold")
             text.append(" ".join(question["argv"]))
@@ -168,8 +181,6 @@ class VerificationPanel(Vertical):
         if question.get("output"):
             text.append("\noutput (redacted):\n", style="bold")
             text.append("\n".join(question["output"].splitlines()[:8]))
-        if question["evidence_sha256"]:
-            text.append(f"\nevidence sha256 {question['evidence_sha256'][:16]}…", style="dim")
         detail.update(text)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -179,6 +190,7 @@ class VerificationPanel(Vertical):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        self.action_open_record()
 
     # --- keys ----------------------------------------------------------------------------
 
@@ -186,6 +198,8 @@ class VerificationPanel(Vertical):
         question = self.highlighted()
         if action == "answer":
             return question is not None and question["probe"] == "engineer"
+        if action == "open_record":
+            return self.result is not None
         if action == "confirm_probe":
             return (question is not None and question["probe"] == "declared"
                     and question["id"] not in self.states)
@@ -200,3 +214,13 @@ class VerificationPanel(Vertical):
         question = self.highlighted()
         if question is not None and question["probe"] == "declared":
             self.post_message(self.ProbeConfirmed(question["id"]))
+
+    def action_open_record(self) -> None:
+        """Enter: every fact behind the words, on a screen of its own."""
+        if self.result is None:
+            return
+        from console.ui.screens.verification_record import VerificationRecordScreen
+
+        question = self.highlighted()
+        self.app.push_screen(VerificationRecordScreen(
+            self.result, question["id"] if question else None))

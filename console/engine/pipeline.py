@@ -222,7 +222,8 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
     return briefing.model_copy(update={
         "recurrence": judged.recurrence,
         "coverage": coverage(alert, recalled, briefing, quarantined, snapshot),
-        "batch": batch_entries(groups or [], alert.group, briefing.state)})
+        "batch": batch_entries(groups or [], alert.group, briefing.state),
+        "input": alert.input()})
 
 
 def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str],
@@ -245,6 +246,11 @@ def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str],
     return notices
 
 
+def _count(count: int, noun: str) -> str:
+    """"1 incident", "4 records"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _short_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
@@ -261,8 +267,8 @@ def coverage(alert: Alert, recalled: Recall, briefing: Briefing, quarantined: se
                   detail=f"{len(recalled.redacted)} secret(s) redacted" if recalled.redacted
                   else ""),
         SourceUse(source="memory", status="used", sha256=_short_sha(memory_text),
-                  detail=f"{record_count} records from {len(recalled.incidents)} "
-                         f"incidents ({recalled.mode} recall)"),
+                  detail=f"{_count(record_count, 'record')} from "
+                         f"{_count(len(recalled.incidents), 'incident')} ({recalled.mode} recall)"),
     ]
     if quarantined:
         uses.append(SourceUse(source="quarantined records", status="excluded",

@@ -1,4 +1,9 @@
-"""Turn what the user pasted (plain text or an Alertmanager webhook) into alert text.
+"""Turn what the user pasted (plain text or an alert payload) into alert text.
+
+Payloads are told apart by their shape (console/engine/briefing/payloads.py): Alertmanager and
+Grafana webhooks, PagerDuty Events API v2 events and v3 webhooks, Opsgenie alert webhooks. Each
+becomes the text an Alertmanager alert gives (its name, service, summary, description); JSON
+that is none of them is briefed as its text, with a notice that says so.
 
 A webhook carrying several alerts is split into alert groups — the same alert on several
 targets is one group (see INSTANCE_LABELS) — so that each is searched on its own words;
@@ -17,8 +22,19 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
+from console.engine.briefing.models import AlertInput
+from console.engine.briefing.payloads import (
+    PAGES,
+    AlertFormat,
+    Page,
+    PageStatus,
+    detect,
+    item_links,
+    item_values,
+    runbook_of,
+)
 from store.errors import TriageError
 from store.redact import redact
 from store.text import clean
@@ -31,11 +47,20 @@ MAX_ALERT_CHARS = 20_000
 # with a notice (and a JSON payload the cut broke, as plain text: see _parse).
 MAX_ALERT_BYTES = 1_048_576
 _CHUNK = 65_536
-# An Alertmanager webhook names its receiver and its alerts: a JSON object that does not parse
-# but has these keys was meant as one (cut when copied, a pager that shortened it).
-_ALERTMANAGER_KEY = re.compile(r'"(?:alerts|receiver)"\s*:')
-# How an alert was read: plain text, or an Alertmanager webhook payload.
-AlertSource = Literal["text", "alertmanager"]
+# A payload's own keys: a JSON object that does not parse but has them was meant as that
+# payload (cut when copied, a pager that shortened it). Alertmanager's first, as the broadest.
+_PAYLOAD_KEYS = (
+    (re.compile(r'"(?:alerts|receiver)"\s*:'), "an Alertmanager payload"),
+    (re.compile(r'"(?:routing_key|event_action|dedup_key|event_type)"\s*:'),
+     "a PagerDuty payload"),
+    (re.compile(r'"(?:integrationName|alertId|tinyId)"\s*:'), "an Opsgenie payload"),
+)
+# How an alert was read: plain text, or one of the payloads of payloads.py.
+AlertSource = AlertFormat
+# A URL or key carried from a payload (never fetched): bounded like a label, a little longer.
+MAX_URL_CHARS = 2_000
+# Alertmanager's "no end yet": an alert whose endsAt is this zero time is still firing.
+_ZERO_TIME = "0001-01-01"
 
 
 class AlertError(TriageError):
@@ -78,6 +103,11 @@ class PayloadGroup:
     service: str | None
     alerts: int
     truncated: bool = False
+    # Of its first member: the key its tool dedups it by (Alertmanager's fingerprint), the
+    # runbook its annotations name, and the links it carries (generator, dashboard, …).
+    dedup_key: str | None = None
+    runbook_url: str | None = None
+    links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +120,8 @@ class Alert:
     chosen group (the first until one is chosen). A single alert, or a payload whose alerts
     all fall into one group, has no ``groups``: it is briefed exactly as one alert.
     ``notices`` say what the parse left out (resolved alerts, groups beyond the cap).
+    ``dedup_key``, ``runbook_url`` and ``links`` are the payload's (of the chosen group),
+    cleaned, redacted and bounded; ``status`` is whether what it pages for still fires.
     """
 
     text: str
@@ -99,6 +131,16 @@ class Alert:
     groups: tuple[PayloadGroup, ...] = ()
     group: int | None = None
     notices: tuple[str, ...] = ()
+    dedup_key: str | None = None
+    runbook_url: str | None = None
+    links: tuple[tuple[str, str], ...] = ()
+    status: PageStatus | None = None
+
+    def input(self) -> AlertInput:
+        """What ``triage brief --json`` says of where this alert came from (``input``)."""
+        return AlertInput(format=self.source, service=self.service,
+                          runbook_url=self.runbook_url, dedup_key=self.dedup_key,
+                          status=self.status, links=dict(self.links))
 
     def for_group(self, index: int) -> Alert:
         """This alert with group ``index`` (0-based) chosen; AlertError if there is none."""
@@ -110,7 +152,9 @@ class Alert:
             return self
         chosen = self.groups[index]
         return dataclasses.replace(self, text=chosen.text, service=chosen.service,
-                                   truncated=chosen.truncated, group=index)
+                                   truncated=chosen.truncated, group=index,
+                                   dedup_key=chosen.dedup_key, runbook_url=chosen.runbook_url,
+                                   links=chosen.links)
 
 
 @dataclass(frozen=True)
@@ -188,7 +232,8 @@ def cut_notice(raw: RawAlert) -> str:
 
 
 def parse_alert(raw: str | RawAlert) -> Alert:
-    """Plain text is used as is; JSON must be an Alertmanager webhook payload. Text (a paste,
+    """Plain text is used as is; JSON is read as the payload its shape says (payloads.py), or
+    as its text with a notice when it is none of them. Text (a paste,
     an argument) is under the same 1 MB cap as what is read from a file or stdin; a cut input
     says so in the alert's notices."""
     read = capped(raw) if isinstance(raw, str) else raw
@@ -215,10 +260,11 @@ def _parse(raw: str, cut: bool) -> Alert:
                     f"the cut at 1 MB broke its JSON ({where}): briefed as plain text — send "
                     "a payload under 1 MB (fewer alerts a notification: max_alerts in "
                     "Alertmanager's webhook_config), or paste the alert's own text"))
-            if stripped.startswith("{") and _ALERTMANAGER_KEY.search(stripped):
+            meant = next((name for keys, name in _PAYLOAD_KEYS if keys.search(stripped)), None)
+            if stripped.startswith("{") and meant:
                 return _text_alert(stripped, (
-                    f"the alert looked like an Alertmanager payload but did not parse "
-                    f"({where}): briefed as plain text, not by its alerts' labels — send the "
+                    f"the alert looked like {meant} but did not parse "
+                    f"({where}): briefed as plain text, not by its fields — send the "
                     "whole payload again (it may have been cut when copied), or paste the "
                     "alert's own text"))
             if stripped.startswith("{\"") or stripped.startswith("[{"):
@@ -228,8 +274,72 @@ def _parse(raw: str, cut: bool) -> Alert:
         except ValueError as exc:  # e.g. an integer of more than 4,300 digits
             raise AlertError(f"alert JSON cannot be read ({str(exc)[:120]}) — paste the alert "
                              "text instead") from None
-        return _alertmanager(payload)
+        return _from_json(payload, stripped)
     return _text_alert(stripped)
+
+
+def _from_json(payload: Any, raw: str) -> Alert:
+    """The alert a parsed JSON payload pages for, read as the format its shape says."""
+    form = detect(payload)
+    if form in PAGES:
+        return _page_alert(PAGES[form](payload))
+    if form in ("alertmanager", "grafana"):
+        return _alertmanager(payload, form)
+    if not _has_words(payload):
+        raise AlertError("JSON alert is not a payload this console reads (Alertmanager, "
+                         "Grafana, PagerDuty, Opsgenie) and holds no text to search — paste "
+                         "the alert's text instead")
+    return _text_alert(raw, (
+        "the alert is JSON but not a payload this console reads (Alertmanager, Grafana, "
+        "PagerDuty Events v2 or webhook v3, Opsgenie): briefed as plain text, not by its "
+        "fields"))
+
+
+def _has_words(payload: Any) -> bool:
+    """Does any string in this JSON hold a letter or a digit (iteratively: no recursion)?"""
+    pending = [payload]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str) and any(c.isalnum() for c in value):
+            return True
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return False
+
+
+def _page_alert(page: Page) -> Alert:
+    """A one-alert page (PagerDuty, Opsgenie) as the alert Alertmanager's labels would give."""
+    labels = {name: value for name, value in (("alertname", page.name),
+              ("service", page.service), ("severity", page.severity)) if value}
+    group = _group(group_key(labels), labels,
+                   {"summary": page.summary, "description": page.description}, 1)
+    if group is None:
+        raise AlertError(f"the {page.what} holds no summary, title or message to search "
+                         "(an acknowledge or resolve names only the alert it closes) — paste "
+                         "the alert's text instead")
+    notices: tuple[str, ...] = ()
+    if page.status != "firing":
+        notices = (f"the {page.what} says the alert is {page.status}: briefing what fired, "
+                   "it may not be firing now",)
+    return Alert(group.text, page.format, group.service, group.truncated, notices=notices,
+                 dedup_key=_carried(page.dedup_key), runbook_url=_carried(page.runbook_url),
+                 links=_carried_links(page.links), status=page.status)
+
+
+def _carried(value: str) -> str | None:
+    """A key or URL from a payload, cleaned, redacted and bounded (None when empty)."""
+    return _one_line(value, MAX_URL_CHARS) or None if value else None
+
+
+def _carried_links(links: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    kept: dict[str, str] = {}
+    for name, href in links:
+        label, url = _one_line(name, 60), _carried(href)
+        if label and url and label not in kept:
+            kept[label] = url
+    return tuple(kept.items())
 
 
 def _text_alert(text: str, notice: str | None = None) -> Alert:
@@ -238,17 +348,23 @@ def _text_alert(text: str, notice: str | None = None) -> Alert:
                  notices=(notice,) if notice else ())
 
 
-def _alertmanager(payload: Any) -> Alert:
-    alerts = payload.get("alerts") if isinstance(payload, dict) else None
-    if isinstance(payload, dict) and alerts is None and "labels" in payload:
-        alerts = [payload]
-    if not isinstance(alerts, list) or not alerts:
-        raise AlertError("JSON alert is not an Alertmanager webhook (expected an 'alerts' list "
-                         "with labels and annotations) — paste the alert text instead")
-    common = _str_map(payload.get("commonLabels") if isinstance(payload, dict) else None)
-    items = [item for item in alerts if isinstance(item, dict)]
+def _alertmanager(payload: Any, form: AlertFormat = "alertmanager") -> Alert:
+    """An Alertmanager (or Grafana) webhook: its alerts grouped, the most urgent first."""
+    name = "Grafana" if form == "grafana" else "Alertmanager"
+    envelope: dict[str, Any] = payload if isinstance(payload, dict) else {}
+    alerts = payload if isinstance(payload, list) else envelope.get("alerts")
+    if alerts is None and isinstance(envelope.get("labels"), dict):
+        alerts = [envelope]
+    if not isinstance(alerts, list):
+        raise AlertError(f"JSON alert is not an {name} webhook (expected an 'alerts' list with "
+                         "labels and annotations) — paste the alert text instead")
+    common = _str_map(envelope.get("commonLabels"))
+    items, repeated = _unique([item for item in alerts if isinstance(item, dict)])
     firing = [item for item in items if not _resolved(item)]
     notices: list[str] = []
+    if repeated:
+        notices.append(f"{repeated} alert(s) were in the payload twice (the same fingerprint "
+                       "and labels): each was counted once")
     if firing and len(firing) < len(items):
         # Resolved alerts are not what the engineer is paged for: they would only pull the
         # recall towards a problem that is over.
@@ -257,9 +373,19 @@ def _alertmanager(payload: Any) -> Alert:
     elif not firing and items:
         notices.append(f"every alert in this payload is resolved ({len(items)}): briefing "
                        "what fired, nothing is firing now")
+    left_out = envelope.get("truncatedAlerts")
+    if isinstance(left_out, int) and not isinstance(left_out, bool) and left_out > 0:
+        notices.append(f"{name} left {left_out} more alert(s) out of this notification "
+                       "(truncatedAlerts: the max_alerts of its webhook config): they were "
+                       "not sent, so not searched")
     groups = _groups(firing or items, common)
+    if not groups and form == "grafana":
+        groups = _grafana_message(envelope, len(items))
     if not groups:
-        raise AlertError("Alertmanager payload has no alertname, summary or description to "
+        if not items and not alerts:
+            raise AlertError(f"the {name} payload holds no alerts ('alerts' is empty): nothing "
+                             "to brief — paste the alert text instead")
+        raise AlertError(f"{name} payload has no alertname, summary or description to "
                          "search with — paste the alert text instead")
     if len(groups) > MAX_GROUPS:
         left = groups[MAX_GROUPS:]
@@ -268,13 +394,46 @@ def _alertmanager(payload: Any) -> Alert:
                        f"{sum(g.alerts for g in left)} alert(s) were not")
         groups = groups[:MAX_GROUPS]
     first = groups[0]
-    return Alert(first.text, "alertmanager", first.service, first.truncated,
-                 groups=tuple(groups) if len(groups) > 1 else (), notices=tuple(notices))
+    return Alert(first.text, form, first.service, first.truncated,
+                 groups=tuple(groups) if len(groups) > 1 else (), notices=tuple(notices),
+                 dedup_key=first.dedup_key, runbook_url=first.runbook_url, links=first.links,
+                 status="firing" if firing or not items else "resolved")
+
+
+def _grafana_message(envelope: dict[str, Any], count: int) -> list[PayloadGroup]:
+    """A Grafana notification whose alerts name nothing to search: its title and message."""
+    title, message = (_str_map(envelope).get(key, "") for key in ("title", "message"))
+    group = _group(group_key({}), {}, {"summary": title, "description": message},
+                   max(1, count))
+    return [group] if group is not None else []
+
+
+def _unique(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The items less those sent twice (Alertmanager's fingerprint names an alert; an item
+    with the fingerprint of an earlier one but other labels is kept: the labels decide)."""
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    kept: list[dict[str, Any]] = []
+    for item in items:
+        fingerprint = item.get("fingerprint")
+        if isinstance(fingerprint, str) and fingerprint:
+            identity = (fingerprint, tuple(sorted(_str_map(item.get("labels")).items())))
+            if identity in seen:
+                continue
+            seen.add(identity)
+        kept.append(item)
+    return kept, len(items) - len(kept)
 
 
 def _resolved(item: dict[str, Any]) -> bool:
+    """Is this alert over? Its status says so; without one (an alert as Prometheus posts it),
+    an ``endsAt`` other than Alertmanager's zero time 0001-01-01 says when it ended."""
     status = item.get("status")
-    return isinstance(status, str) and status.strip().lower() == "resolved"
+    if isinstance(status, str) and status.strip():
+        return status.strip().lower() == "resolved"
+    if isinstance(status, dict):  # Alertmanager's API: {"state": "active" | "suppressed" …}
+        return False
+    ends = item.get("endsAt")
+    return isinstance(ends, str) and bool(ends.strip()) and not ends.startswith(_ZERO_TIME)
 
 
 def _groups(items: list[dict[str, Any]], common: dict[str, str]) -> list[PayloadGroup]:
@@ -284,17 +443,24 @@ def _groups(items: list[dict[str, Any]], common: dict[str, str]) -> list[Payload
     and their annotations usually only in the target they name).
     """
     members: dict[tuple[tuple[str, str], ...], list[dict[str, str]]] = {}
-    annotations: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+    firsts: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
     for item in items:
         labels = {**common, **_str_map(item.get("labels"))}
         identity = _what_fires(labels)
         members.setdefault(identity, []).append(labels)
-        annotations.setdefault(identity, _str_map(item.get("annotations")))
+        firsts.setdefault(identity, item)
     groups = []
     for order, (identity, labels_list) in enumerate(members.items()):
-        labels = labels_list[0]
-        group = _group(group_key(labels), labels, annotations[identity], len(labels_list))
+        labels, first = labels_list[0], firsts[identity]
+        annotations = _str_map(first.get("annotations"))
+        values = item_values(first)
+        group = _group(group_key(labels), labels, annotations, len(labels_list),
+                       shown_after=f"values {values}" if values else "")
         if group is not None:
+            group = dataclasses.replace(
+                group, dedup_key=_carried(_str_map(first).get("fingerprint", "")),
+                runbook_url=_carried(runbook_of(annotations)),
+                links=_carried_links(item_links(first)))
             groups.append((SEVERITY_RANK.get(labels.get("severity", "").strip().lower(), 4),
                            -group.alerts, order, group))
     return [group for *_, group in sorted(groups, key=lambda g: g[:3])]
@@ -324,7 +490,7 @@ def is_instance_label(name: str) -> bool:
 
 
 def _group(key: str, labels: dict[str, str], annotations: dict[str, str],
-           count: int) -> PayloadGroup | None:
+           count: int, shown_after: str = "") -> PayloadGroup | None:
     service = labels.get("service") or labels.get("job") or labels.get("app")
     alertname = labels.get("alertname", "")
     summary, description = annotations.get("summary", ""), annotations.get("description", "")
@@ -335,7 +501,7 @@ def _group(key: str, labels: dict[str, str], annotations: dict[str, str],
         return None
     severity = labels.get("severity", "")
     shown = [alertname, f"service {service}" if service else "",
-             f"severity {severity}" if severity else "", summary, description]
+             f"severity {severity}" if severity else "", summary, description, shown_after]
     return PayloadGroup(key=key, text=clean(text[:MAX_ALERT_CHARS]),
                         label=_one_line(" — ".join(p for p in shown if p), MAX_LABEL_CHARS),
                         service=_one_line(service, MAX_LABEL_CHARS) if service else None,

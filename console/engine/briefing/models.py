@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from console.engine.briefing.payloads import AlertFormat
 from store.models import ActionOutcome
 from store.text import CleanStr
 
@@ -216,6 +217,19 @@ class AlertGroup(BaseModel):
     match: Match | None = None
 
 
+class AlertInput(BaseModel):
+    """What the alert was read from: its format, the service it names, its runbook's address
+    (carried, never fetched), the key its tool dedups it by, whether it still fires, and the
+    links it carries (generator, dashboard, incident, …). Null where the payload says nothing."""
+
+    format: AlertFormat
+    service: CleanStr | None = None
+    runbook_url: CleanStr | None = None
+    dedup_key: CleanStr | None = None
+    status: Literal["firing", "acknowledged", "resolved"] | None = None
+    links: dict[str, CleanStr] = Field(default_factory=dict)
+
+
 class Briefing(BaseModel):
     state: State
     source: Literal["model", "deterministic"]
@@ -243,3 +257,5 @@ class Briefing(BaseModel):
     model_reading: CleanStr = ""
     # The earlier occurrences of this failure (null when nothing recurs), as of ``now``.
     recurrence: Recurrence | None = None
+    # What the alert was read from (null for a Briefing not built from a parsed alert).
+    input: AlertInput | None = None

@@ -82,7 +82,8 @@ def test_different_alerts_become_groups_each_searched_on_its_own() -> None:
                        {"summary": "p99 latency up"})
     second = alert_item({"alertname": "DBConnErrors", "service": "payments-api"},
                         {"description": "HikariPool connection is not available"})
-    alert = parse_alert(webhook(first, second, first))
+    again = {**first, "labels": {**first["labels"], "instance": "pod-2"}}  # another target
+    alert = parse_alert(webhook(first, second, again))
     assert [(g.text, g.alerts, g.service) for g in alert.groups] == [
         ("HighLatency — service checkout-service — p99 latency up", 2, "checkout-service"),
         ("DBConnErrors — service payments-api — HikariPool connection is not available", 1,
@@ -129,12 +130,22 @@ def test_webhook_with_a_byte_order_mark_from_a_file(tmp_path: Path) -> None:
 # --- refused ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("raw", [
-    '{"foo": 1}', "{}", "[]", "[1, 2, 3]", '{"alerts": []}', '{"alerts": "firing"}',
-    '[{"labels": {"alertname": "X"}}]', '{"data": {"alerts": []}}',
+    '{"foo": 1}', "{}", "[]", "[1, 2, 3]", '{"alerts": []}', '{"data": {"alerts": []}}',
 ])
 def test_json_that_is_not_alertmanager_is_refused(raw: str) -> None:
     with pytest.raises(AlertError, match="Alertmanager"):
         parse_alert(raw)
+
+
+def test_json_of_no_known_shape_with_words_is_briefed_as_its_text() -> None:
+    alert = parse_alert('{"alerts": "firing on payments-api"}')  # issue 24: not refused
+    assert alert.source == "text" and "payments-api" in alert.text
+    assert any("not a payload this console reads" in n for n in alert.notices), alert.notices
+
+
+def test_a_bare_list_of_alerts_is_read_as_alertmanager_posts_them() -> None:
+    alert = parse_alert('[{"labels": {"alertname": "PaymentsHigh5xx"}}]')
+    assert alert.source == "alertmanager" and "PaymentsHigh5xx" in alert.text
 
 
 @pytest.mark.parametrize("raw", ['{"alerts": [{}]}', '{"alerts": [1, "x"]}',

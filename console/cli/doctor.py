@@ -24,8 +24,6 @@ Report = Callable[[bool, str, str], None]
 @command
 def doctor(settings: Settings, args: argparse.Namespace) -> int:
     """Check each piece the console relies on; print the exact fix for each missing one."""
-    from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
-
     problems = 0
 
     def report(ok: bool, what: str, fix: str = "") -> None:
@@ -60,18 +58,45 @@ def doctor(settings: Settings, args: argparse.Namespace) -> int:
               "      → to use one: ollama pull qwen2.5:7b && export TRIAGE_MODEL=qwen2.5:7b")
     if not wanted:
         return EXIT_BAD_INPUT if problems else EXIT_OK
+    # (the model client, httpx and ollama only when a model is to be asked about)
+    from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
+
     host = settings.ollama_host or "http://127.0.0.1:11434"
     try:
         pulled = ModelClient(settings.ollama_host, wanted[0], timeout=5.0).list_models()
     except ModelUnavailable as exc:
-        report(False, f"Ollama at {host}: {exc}",
-               "start it with `ollama serve`, or set OLLAMA_HOST to where it runs")
+        answered = not_ollama(exc)
+        if answered is not None:
+            # Something answers there, but not Ollama: "start it" or "pull the model" would
+            # send the engineer the wrong way.
+            report(False, f"not an Ollama server at {host} ({answered}): something else "
+                          "answers there",
+                   "set OLLAMA_HOST to where Ollama runs (its default is "
+                   "http://127.0.0.1:11434), or start it there with `ollama serve`")
+        else:
+            report(False, f"Ollama at {host}: {exc}",
+                   "start it with `ollama serve`, or set OLLAMA_HOST to where it runs")
         return EXIT_BAD_INPUT
     report(True, f"Ollama reachable at {host} ({len(pulled)} models pulled)")
     for role, model in (("chat model", settings.model), ("embedding model", settings.embed_model)):
         if model:
             report(is_pulled(model, pulled), f"{role} {model} pulled", f"ollama pull {model}")
     return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+def not_ollama(exc: BaseException) -> str | None:
+    """How a server that is not Ollama answered its model listing (``HTTP 404``, ``not
+    Ollama's JSON``), or None when nothing answered (refused, timed out). Real Ollama always
+    serves ``/api/tags``: an HTTP error or a body that is not its JSON comes from something
+    else listening there (a web server, a proxy's error page)."""
+    import ollama
+
+    cause = exc.__cause__
+    if isinstance(cause, ollama.ResponseError):
+        return f"HTTP {cause.status_code}"
+    if isinstance(cause, ValueError):  # JSON that does not parse, or not the listing's shape
+        return "its answer to /api/tags is not Ollama's JSON"
+    return None
 
 
 def _doctor_index(settings: Settings, engine: TriageEngine, memory: LoadedMemory,

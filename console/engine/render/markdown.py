@@ -1,10 +1,12 @@
 """A briefing as Markdown for the incident channel (a console key, `triage brief --format md`).
 
-Mirrors console/engine/render/text.py section for section. Every piece of stored, alert or model
-text is escaped (:func:`literal`) so that Slack/Mattermost-style Markdown shows it as written:
-it cannot ping (``@channel``, ``<!here>``), link, open code, break a table or start a heading.
-Citations are ours (``INC-2041/A1``, ids restricted to ``[A-Za-z0-9._-]``) and are set in code
-spans, so every citation on screen appears verbatim in the export.
+Mirrors console/engine/render/text.py section for section, and also quotes the alert it
+briefs (a channel reader has not seen it; a terminal user has just typed it). Every piece of
+stored, alert or model text is escaped (:func:`literal`) so that Slack/Mattermost-style
+Markdown shows it as written: it cannot ping (``@channel``, ``<!here>``), link, open code,
+break a table or start a heading. Citations are ours (``INC-2041/A1``, ids restricted to
+``[A-Za-z0-9._-]``) and are set in code spans, so every citation on screen appears verbatim
+in the export.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ _MENTION = re.compile(r"([@＠])(?=\w)")
 _LEADING_BLOCK = re.compile(r"^(\s*)([-+=#])")
 _LEADING_NUMBER = re.compile(r"^(\s*\d+)([.)])")  # "1." or "1)" would start a list
 _AUTOLINK = re.compile(r"(?i)(://|\bwww\.|\bmailto:)")
+# The alert quoted at the top of an export: as much as the model is shown of it.
+ALERT_IN_EXPORT = 4_000
 ZERO_WIDTH = "\u200b"  # between "@" and a name: shown as "@channel", read by no chat as a mention
 
 
@@ -68,16 +72,29 @@ def cite(action_id: str | None) -> str:
     return literal(action_id or "—")
 
 
+def alert_line(query: str) -> str:
+    """The alert the briefing answers, as recall searched it (secrets already redacted), on
+    one line; a long one is cut at ALERT_IN_EXPORT characters, saying how much is left out."""
+    flat = " ".join(clean(query).split())
+    if len(flat) <= ALERT_IN_EXPORT:
+        return literal(flat)
+    return (literal(flat[:ALERT_IN_EXPORT].rstrip()) + f" … (cut: {len(flat) - ALERT_IN_EXPORT:,} "
+            "characters more; `triage brief --json` has it whole, as search.query)")
+
+
 def _evidence(items: list[Evidence]) -> str:
     return ", ".join(f"{cite(e.action_id)} {e.outcome}" for e in items)
 
 
 def briefing_markdown(briefing: Briefing) -> str:
-    """The briefing as Markdown: state, warnings first, fixes with evidence, steps, confidence
-    and its derivation, verification, alert groups, sources and notices, recalled memory."""
+    """The briefing as Markdown: state, the alert it answers, warnings first, fixes with
+    evidence, steps, confidence and its derivation, verification, alert groups, sources and
+    notices, recalled memory."""
     model = f" ({literal(briefing.model)})" if briefing.model else ""
-    lines = [f"### Triage briefing — {literal(state_label(briefing))}", "",
-             f"**Source:** {briefing.source}{model}"]
+    lines = [f"### Triage briefing — {literal(state_label(briefing))}", ""]
+    if briefing.search is not None and briefing.search.query.strip():
+        lines.append(f"**Alert:** {alert_line(briefing.search.query)}")
+    lines.append(f"**Source:** {briefing.source}{model}")
     briefed = next((n for n, g in enumerate(briefing.batch, 1) if g.selected), None)
     if briefed is not None:
         group = briefing.batch[briefed - 1]

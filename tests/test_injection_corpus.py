@@ -631,13 +631,16 @@ async def test_console_screen_shows_hostile_text_inert(world: World, hostile_id:
         await settle(app, pilot)
 
         body = as_text(app.screen.query_one("#briefing-body", Static).content)
+        # The pane's fixed first line says the state and who wrote the briefing.
+        pane_status = as_text(app.screen.query_one("#briefing-status", Static).content)
         # checkout-service alert, fix proven on payments-api: the similar-incidents state.
-        assert "SIMILAR INCIDENTS" in body.plain and "written by model" in body.plain
-        assert "PROVEN FIX IN MEMORY" not in body.plain
+        assert "SIMILAR INCIDENTS" in pane_status.plain
+        assert "written by model" in pane_status.plain
+        assert "PROVEN FIX IN MEMORY" not in pane_status.plain + body.plain
         sidebar = app.screen.query_one(RecalledSidebar)
         groups = app.screen.query_one(BatchList)
         shown = {
-            "briefing": [body],
+            "briefing": [pane_status, body],
             "status line": [as_text(app.screen.query_one("#status-line", Static).content)],
             "confidence": [as_text(app.screen.query_one("#confidence", Static).content)],
             "recalled list": [as_text(sidebar.get_option_at_index(i).prompt)

@@ -36,6 +36,7 @@ from console.ui.messages import (
     CancelRequested,
     DraftProgress,
     EditRequested,
+    GameDayEndRequested,
     GroupChosen,
     GroupStepped,
     IndexProgress,
@@ -65,6 +66,22 @@ if TYPE_CHECKING:
     from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
     from console.engine.practice.gameday import Timeline
     from console.ui.screens.postmortem import PostmortemScreen
+    from store.models import Action
+
+
+# What F8 (and Shift+F8, F9) say while no payload's alert groups are on screen.
+NO_GROUPS = ("No alert groups: paste an Alertmanager payload with several alerts (then Enter); "
+             "F8 steps through its groups.")
+
+
+def reloaded(status: MemoryStatus, before: MemoryStatus | None) -> str:
+    """What F5 says once the memory is loaded again."""
+    changed = before is not None and (before.incidents, before.actions) != (
+        status.incidents, status.actions)
+    was = f" (before: {before.incidents} / {before.actions})" if changed and before else ""
+    partial = " Part of the file has problems: see the banner." if status.partial else ""
+    return (f"Memory reloaded: {status.incidents} incidents / {status.actions} actions{was} from "
+            f"{status.source} · index {status.index}.{partial}")
 
 
 class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
@@ -87,8 +104,11 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         self._probe_slots = threading.BoundedSemaphore(PROBE_SLOTS)
         # Set once the main screen's first frame is out: the memory worker waits for it.
         self.painted = threading.Event()
-        # On a game day, the drill's timeline.
+        # On a game day, the drill's timeline; ``drill_over`` once Ctrl+G has ended it.
         self.timeline: Timeline | None = None
+        self.drill_over = False
+        # F5 was pressed: the next memory loaded says so (how many incidents it now holds).
+        self._reload_asked = False
 
     @property
     def engine(self) -> TriageEngine:
@@ -135,8 +155,9 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         self.title = "triage · DRILL"
 
     def mount_drill_banner(self) -> None:
-        """Every screen shown on a game day carries the DRILL banner (mounted once each)."""
-        if self.timeline is None:
+        """Every screen shown on a game day carries the DRILL banner (mounted once each), until
+        the drill ends."""
+        if self.timeline is None or self.drill_over:
             return
         for screen in self.screen_stack:
             if not screen.query(".drill-banner"):
@@ -150,6 +171,27 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         if self.timeline is not None:
             self.call_after_refresh(self.mount_drill_banner)
         return pushed
+
+    def on_game_day_end_requested(self, message: GameDayEndRequested) -> None:
+        """Ctrl+G ends the game day once: the DRILL banner goes from every screen, and
+        BriefingToolsMixin's handler (after this one) records the resolution and writes the
+        report. Pressed again (here or in another console on the drill), it says the drill is
+        over and records nothing, nor writes the report again."""
+        if self.timeline is None:
+            return
+        ended = self.timeline.ended
+        self.drill_over = True
+        self.title = "triage · drill over"
+        for screen in self.screen_stack:
+            for banner in screen.query(".drill-banner"):
+                banner.remove()
+        if ended is None:
+            return
+        message.prevent_default()  # (the mixin's handler: a second resolution and report)
+        self.notify(f"The drill {self.timeline.drill_id} is already over (ended "
+                    f"{ended.at:%H:%M:%S} UTC): nothing was recorded. Its report is "
+                    f"{self.timeline.path.with_suffix('.md')}.", title="Game day", timeout=8,
+                    markup=False)
 
     @property
     def main_screen(self) -> MainScreen | None:
@@ -235,6 +277,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         """Re-read the incidents file; every screen hears the result."""
         if self.main_screen is not None:
             self.main_screen.show_reloading()
+        self._reload_asked = True
         self.load_memory()
 
     def on_alert_submitted(self, message: AlertSubmitted) -> None:
@@ -273,8 +316,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         the running one (if any) is cancelled and its answer dropped."""
         state = self.state
         if state.batch_alert is None:
-            self.notify("No alert groups on screen: brief a multi-alert payload first.",
-                        timeout=3)
+            self.notify(NO_GROUPS, title="Alert groups", timeout=5)
             return
         self.cancel_briefing(quiet=True)
         state.batch_group = index % len(state.batch_alert.groups)
@@ -331,19 +373,21 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         from console.ui.screens.postmortem import PostmortemScreen
 
         state, main, alert_text = self.state, self.main_screen, message.alert_text
+        payload = None
         if state.batch_alert is not None and state.batch_shown is not None:
-            # A postmortem is of the group briefed, not of the payload's first group.
-            alert_text = state.batch_alert.groups[state.batch_shown].text
-        carried = list(self.noted_rows())
+            # A postmortem is of the group briefed, not of the payload's first group (the
+            # payload still says when it fired).
+            alert_text, payload = state.batch_alert.groups[state.batch_shown].text, alert_text
+        carried: list[Action] = []
         verifying = state.verifying
         if main is not None and main.verification_open and verifying is not None \
                 and verifying.result is not None:
             from console.engine.verification.passes import carry_rows
 
-            carried += carry_rows(verifying.result, verifying.routed.briefing)
-        carried = [row.model_copy(update={"id": f"A{n}"}) for n, row in enumerate(carried, 1)]
+            carried = carry_rows(verifying.result, verifying.routed.briefing)
         self._open_postmortem(PostmortemScreen(self.engine, alert_text=alert_text,
-                                               carried=carried))
+                                               noted=self.noted_rows(), carried=carried,
+                                               alert_payload=payload))
 
     def on_edit_requested(self, message: EditRequested) -> None:
         from console.ui.screens.postmortem import PostmortemScreen
@@ -362,13 +406,17 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
                         "the briefing pane). Press F5 to reload, then try again.",
                         title="Postmortem", severity="warning", timeout=6)
             return
-        self.push_screen(screen, self._postmortem_closed)
+        self.push_screen(screen, lambda result: self._postmortem_closed(result, screen))
 
-    def _postmortem_closed(self, result: SaveResult | None) -> None:
-        """A postmortem was saved: the memory status follows, and the saved drill's record
-        is read again (it may no longer apply to this memory)."""
+    def _postmortem_closed(self, result: SaveResult | None,
+                           screen: PostmortemScreen | None = None) -> None:
+        """A postmortem was saved: the memory status follows, the noted actions it carried
+        are taken (the next postmortem does not bring them again), and the saved drill's
+        record is read again (it may no longer apply to this memory)."""
         if result is None:
             return
+        if screen is not None and screen.noted:
+            self.state.noted_saved()
         self.state.memory_status = result.status
         if self.main_screen is not None:
             self.main_screen.show_status(f"saved {result.incident.id}")
@@ -383,13 +431,19 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
     def on_memory_loaded(self, message: MemoryLoaded) -> None:
         from console.ui.screens.postmortem import PostmortemScreen
 
-        self.state.memory_status = message.status
+        before, self.state.memory_status = self.state.memory_status, message.status
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
                 screen.memory_loaded(message.status)
+        if self._reload_asked:
+            self._reload_asked = False
+            self.notify(reloaded(message.status, before), title="Reload (F5)", timeout=5,
+                        markup=False)
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
         from console.ui.screens.postmortem import PostmortemScreen
+
+        self._reload_asked = False  # (the briefing pane and the status line say what failed)
 
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):

@@ -72,14 +72,37 @@ class ConsoleState:
     batch_alert: Alert | None = None
     batch_shown: int | None = None
     batch_group: int | None = None
-    # The briefing on screen with its recall, and the verification of it (if any).
-    shown: Routed | None = None
+    # The briefing on screen (``shown``, below) with its recall, and the verification of it.
+    _shown: Routed | None = field(default=None, repr=False)
     verifying: Verifying | None = None
     last_verification_id: int = 0
     # The tripwire of the briefing on screen (built in a worker) and the actions the engineer
-    # noted on the "about to do…" line, with the warnings each raised.
+    # noted on the "about to do…" line under it, with the warnings each raised: they belong
+    # to that alert — another alert's briefing starts with none (``shown``), and a saved
+    # postmortem takes them (``noted_saved``).
     tripwire: Tripwire | None = None
     noted: list[tuple[str, list[TripwireHit]]] = field(default_factory=list)
+    _noted_under: str | None = field(default=None, repr=False)  # the alert they were noted for
     # The saved drill, read off the event loop when the memory loads, after a save and after
     # a replay of every incident; None until the first read has come back.
     saved_replay: SavedReplay | None = None
+
+    @property
+    def shown(self) -> Routed | None:
+        """The briefing on screen, with the recall and alert it was built from."""
+        return self._shown
+
+    @shown.setter
+    def shown(self, routed: Routed | None) -> None:
+        # Notes follow the alert, not the request: briefing the same alert again (after F5,
+        # say) keeps them; another alert, or another group of a payload, starts with none.
+        alert = routed.alert.text if routed is not None else None
+        if alert != self._noted_under:
+            self.noted = []
+            self._noted_under = alert
+        self._shown = routed
+
+    def noted_saved(self) -> None:
+        """A postmortem carrying the noted actions was saved: they are in the memory now, and
+        the next postmortem of this alert does not bring them again."""
+        self.noted = []

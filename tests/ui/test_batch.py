@@ -54,7 +54,16 @@ def group_rows(app: TriageApp) -> list[str]:
 
 
 def body(app: TriageApp) -> str:
-    return str(app.screen.query_one("#briefing-body", Static).content)
+    """The briefing pane as read: its status line (the state, said once) and its body."""
+    return "\n".join(str(app.screen.query_one(part, Static).content)
+                     for part in ("#briefing-status", "#briefing-body"))
+
+
+def searched_terms(app: TriageApp) -> list[str]:
+    """What the briefing on screen searched for (the details view's terms, F12)."""
+    shown = app.state.shown
+    assert shown is not None and shown.briefing.search is not None
+    return list(shown.briefing.search.terms)
 
 
 async def settle(pilot: Any) -> None:
@@ -75,7 +84,7 @@ async def test_the_groups_are_listed_and_keys_brief_another_group(
         assert "PaymentsErrors — service payments-api" in rows[3]
         screen = "\n".join(screen_lines(app))
         assert "PROVEN FIX IN MEMORY" in screen and "payment-schema cache" in screen
-        assert "Alert groups (4 of 100 alerts" in screen
+        assert "Alert groups (4 groups of 100 alerts" in screen
         assert "f8 Next group" in screen_lines(app)[-1]
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert {"Brief the next alert group", "Brief the previous alert group",
@@ -85,8 +94,8 @@ async def test_the_groups_are_listed_and_keys_brief_another_group(
         await settle(pilot)
         assert group_rows(app)[0].startswith("▶  1 NO PRIOR")
         screen = "\n".join(screen_lines(app))
-        assert "NO PRIOR INCIDENT — this alert matches nothing in memory" in screen
-        assert "certificate" in body(app) and "payment-schema cache" not in screen
+        assert "NO PRIOR INCIDENT · deterministic" in screen
+        assert "certificate" in searched_terms(app) and "payment-schema cache" not in screen
         assert "Recalled memory (0)" in screen
 
         await pilot.press("shift+f8")  # and back
@@ -97,7 +106,7 @@ async def test_the_groups_are_listed_and_keys_brief_another_group(
         await pilot.press("f9", "up", "up", "enter")  # pick group 2 from the list
         await settle(pilot)
         assert group_rows(app)[1].startswith("▶  2 NO PRIOR")
-        assert "clock" in body(app) and "NO PRIOR INCIDENT" in body(app)
+        assert "clock" in searched_terms(app) and "NO PRIOR INCIDENT" in body(app)
         assert app.screen.query_one("#alert-input", Input).value == hundred_alert_batch()
 
 
@@ -157,7 +166,7 @@ async def test_switching_twice_shows_only_the_last_group(bundled_data_dir: Path)
         await pilot.press("f8", "f8")  # group 1, then at once group 2
         await settle(pilot)
         assert group_rows(app)[1].startswith("▶  2 NO PRIOR")
-        assert "clock" in body(app) and "certificate" not in body(app)
+        assert "clock" in searched_terms(app) and "certificate" not in searched_terms(app)
         assert app.state.batch_shown == app.state.batch_group == 1
         assert shown[-1] == 3  # the last request's answer is the one on screen
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input, Select, Static
 
 from console.engine.config import Settings
 from console.ui.app import TriageApp
@@ -80,6 +80,9 @@ async def test_a_game_day_from_alert_to_drill_report(tmp_path: Path,
         rows = [row.values() for row in app.screen.query(ActionRow)]
         assert rows[0]["action"] == "restart every payments-api pod at the same time"
         assert rows[0]["confirmed"] is False and "INC-2041/A1" in rows[0]["explanation"]
+        assert "outcome" not in rows[0]  # not observed yet: the engineer sets it
+        app.screen.query_one("#pm-action-1-outcome", Select).focus()
+        await pilot.press("w")
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         saved = incidents.read_text(encoding="utf-8").split("- id: INC-2325")[1]

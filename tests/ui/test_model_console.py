@@ -28,6 +28,11 @@ def body(app: TriageApp) -> str:
     return str(app.screen.query_one("#briefing-body", Static).content)
 
 
+def status(app: TriageApp) -> str:
+    """The briefing pane's fixed first line: the state and who wrote the briefing."""
+    return str(app.screen.query_one("#briefing-status", Static).content)
+
+
 def settings(tmp_path: Path, host: str, timeout: float = 10.0) -> Settings:
     return Settings(incidents_path=REPO / "incidents.yaml", data_dir=tmp_path / "data",
                     ollama_host=host, model="qwen2.5:7b", model_timeout=timeout)
@@ -62,12 +67,17 @@ async def test_slow_stream_shows_progress_but_never_unguarded_text(
         final = body(app)
         assert "ZEBRA raise the pool" in final
         assert "INC-9999" not in final and "[unverified reference removed]" in final
-        assert "written by model qwen2.5:7b" in final
-        assert "model qwen2.5:7b used" in final  # the evidence-coverage line
+        assert "written by model qwen2.5:7b" in status(app)
         confidence = str(app.screen.query_one("#confidence", Static).content)
         # The fix is proven on payments-api only: the model's 100 is held within 35–50.
-        assert "proven elsewhere only: clamp(model 100, 35, 50) = 50" in confidence
+        assert confidence.startswith("50 — this fix is proven only on other services")
+        assert "The model said 100; the memory's evidence holds it to 50." in confidence
         assert "proven on payments-api, not yet on checkout-service" in final
+        await pilot.press("f12")  # the derivation and the evidence-coverage line
+        await pilot.pause()
+        details = str(app.screen.query_one("#details-text", Static).content)
+        assert "proven elsewhere only: clamp(model 100, 35, 50) = 50" in details
+        assert "model qwen2.5:7b: used" in details
 
 
 async def test_model_offline_gives_a_labelled_deterministic_briefing(tmp_path: Path) -> None:
@@ -82,8 +92,8 @@ async def test_model_offline_gives_a_labelled_deterministic_briefing(tmp_path: P
         await app.workers.wait_for_complete()
         await pilot.pause()
         text = body(app)
-        assert "DETERMINISTIC BRIEFING" in text
-        assert "not reachable" in text
+        assert "· deterministic, from the memory alone" in status(app)
+        assert "Not written by a model:" in text and "not reachable" in text
         assert "INC-2041/A1 WORSENED" in text
 
 
@@ -110,11 +120,11 @@ async def test_model_words_reach_the_screen_only_where_the_memory_backs_them(
         app.screen.query_one("#alert-input", Input).value = ALERT
         await pilot.press("enter")
         for _ in range(1500):  # polls until the model's briefing lands (bounded)
-            if "written by model" in body(app):
+            if "written by model" in status(app):
                 break
             await pilot.pause(0.02)
         shown = " ".join(body(app).split())
-        assert "written by model qwen2.5:7b" in shown
+        assert "written by model qwen2.5:7b" in status(app)
         for hostile in ("rm -rf", "sudo", "DROP TABLE", "Ignore the memory"):
             assert hostile not in shown
         assert f"1. {STORED_FIX}" in shown                       # the stored text, not the model's

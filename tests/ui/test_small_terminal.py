@@ -18,12 +18,13 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input
 
+from console.engine.briefing.confidence import confidence_words
 from console.engine.briefing.models import Briefing
 from console.engine.config import Settings
 from console.ui.app import TriageApp
 from console.ui.screens.main import SIDEBAR_MIN_WIDTH, MainScreen
 from console.ui.widgets.briefing_pane import BriefingPane
-from console.ui.widgets.confidence_panel import FOLDED_HINT, ConfidencePanel
+from console.ui.widgets.confidence_panel import DETAILS_HINT, FOLDED_HINT, ConfidencePanel
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.verification_panel import VerificationPanel
 from tests.conftest import BUNDLED_INCIDENTS
@@ -116,10 +117,10 @@ async def test_state_first_warning_and_lead_fix_are_visible_at_80x24(
         assert f"~ 1. {lead.action}" in shown and "✓" not in shown
         assert "proven on payments-api, not yet on checkout-service" in shown
         assert f"{lead.evidence[0].action_id} RESOLVED" in shown
-        # The rest of the banners did not go: the last lines say where the briefing came from.
+        # Why the model did not write it is the briefing's last line, said once.
         await pilot.press("f3", "end")
         await pilot.pause()
-        assert "DETERMINISTIC BRIEFING — built from the memory alone" in joined(
+        assert "⚑ Not written by a model: no model configured (set TRIAGE_MODEL)" in joined(
             visible_text(app, pane))
 
 
@@ -129,7 +130,8 @@ async def test_no_prior_incident_at_80x24_says_so_on_its_first_line(
     async with app.run_test(size=SMALL) as pilot:
         await brief(pilot, app, "TLS certificate expired on internal gRPC mesh")
         rows = visible_text(app, main(app).query_one(BriefingPane))
-        assert rows[0].startswith("NO PRIOR INCIDENT — this alert matches nothing in memory")
+        assert rows[0].startswith("NO PRIOR INCIDENT · deterministic")
+        assert "None of the 58 incidents in memory resembles this alert" in joined(rows)
         assert "Treat it as new" in joined(rows)
 
 
@@ -189,30 +191,27 @@ async def test_the_confidence_panel_shows_its_first_line_until_focused(
     app = make_app(bundled_data_dir)
     async with app.run_test(size=SMALL) as pilot:
         briefing = await brief(pilot, app, CHECKOUT)
-        confidence = briefing.confidence
+        said = confidence_words(briefing.confidence, briefing.state)
         panel = main(app).query_one(ConfidencePanel)
-        assert folded(visible_text(app, panel), confidence.derivation)
+        assert folded(visible_text(app, panel), said[0])
         assert panel.border_subtitle == FOLDED_HINT
-        assert "Confidence 35" in str(panel.border_title)  # the figure the cut line ends in
+        assert "Confidence 35" in str(panel.border_title)
 
         await pilot.press("f3", "tab")  # from the briefing, Tab reaches the panel
         await pilot.pause()
         assert app.focused is panel
         shown = visible_text(app, panel)
-        assert joined(shown).startswith(confidence.derivation)  # wrapped in full when focused
-        assert confidence.explanation in joined(shown)
-        assert (f"model claim none · floor {confidence.floor} · cap {confidence.cap} · "
-                f"failed in this failure {confidence.failed_strong} · proven elsewhere "
-                f"{confidence.proven_elsewhere}") in joined(shown)
-        assert panel.border_subtitle == ""
+        assert joined(shown).startswith(said[0])  # wrapped in full when focused
+        assert "track record:" in joined(shown)
+        assert panel.border_subtitle == DETAILS_HINT
 
         await pilot.press("f2")  # focus elsewhere: folded again
         await pilot.pause()
-        assert folded(visible_text(app, panel), confidence.derivation)
+        assert folded(visible_text(app, panel), said[0])
         assert panel.border_subtitle == FOLDED_HINT
 
 
-async def test_at_120x40_the_confidence_panel_shows_its_derivation(
+async def test_at_120x40_the_confidence_panel_says_its_figure_in_words(
         bundled_data_dir: Path) -> None:
     app = make_app(bundled_data_dir)
     async with app.run_test(size=LARGE) as pilot:
@@ -220,9 +219,8 @@ async def test_at_120x40_the_confidence_panel_shows_its_derivation(
         panel = main(app).query_one(ConfidencePanel)
         assert app.focused is not panel
         shown = joined(visible_text(app, panel))
-        assert briefing.confidence.derivation in shown
-        assert briefing.confidence.explanation in shown
-        assert panel.border_subtitle == ""
+        assert confidence_words(briefing.confidence, briefing.state)[0] in shown
+        assert panel.border_subtitle == DETAILS_HINT
 
 
 async def test_verification_beside_the_briefing_at_80x24(bundled_data_dir: Path) -> None:

@@ -139,6 +139,12 @@ def test_postmortem_form_prefilled_from_the_alert(snap_compare: Any,
     async def open_form(pilot: Any) -> None:
         await briefed(alert)(pilot)
         await pilot.press("ctrl+r")
+        for _ in range(500):  # bounded: the form is up and filled, however loaded the machine
+            await pilot.pause()
+            if pilot.app.screen.query(Input):
+                break
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False  # (a blinking cursor is drawn or not by the clock)
         await pilot.pause()
         await pilot.pause()
 

@@ -86,6 +86,7 @@ def _sentence(proven: int, cited: int, failed_ids: list[str]) -> str:
     return sentence
 
 
+WEAK_SENTENCE = "the recalled incidents are only similar: they prove no fix for this alert"
 # A fix proven only on other services reads below tier 1's floor: never like a fix proven here.
 ELSEWHERE_FLOOR, ELSEWHERE_CAP = 35, 50
 
@@ -138,5 +139,72 @@ def _verdict_sentence(resolved: list[str], failed: list[str], elsewhere: list[st
         return (f"proven on other services only ({', '.join(elsewhere)}): not yet proven for "
                 "this alert")
     if weak:
-        return "the recalled incidents are only similar: they prove no fix for this alert"
+        return WEAK_SENTENCE
     return "no recalled incident of this failure was resolved by a recorded action"
+
+
+# --- the figure in words (the console's main screen; the derivation is for the details view) ---
+
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "ten")
+
+
+def number_word(count: int) -> str:
+    """"one" … "ten", then digits ("no" for 0)."""
+    return _NUMBER_WORDS[count] if 0 <= count < len(_NUMBER_WORDS) else str(count)
+
+
+def count_words(count: int, noun: str) -> str:
+    """"one past incident", "two past incidents", "12 past incidents"."""
+    return f"{number_word(count)} {noun}{'' if count == 1 else 's'}"
+
+
+def is_elsewhere_only(confidence: Confidence) -> bool:
+    """The figure was held to the proven-elsewhere band (a fix proven only on other services)."""
+    return (confidence.tier == "0" and confidence.proven_elsewhere > 0
+            and (confidence.floor, confidence.cap) == (ELSEWHERE_FLOOR, ELSEWHERE_CAP))
+
+
+def confidence_words(confidence: Confidence, state: str | None = None) -> list[str]:
+    """The figure as an engineer would say it: what it stands on and what would change it,
+    first line first (a short screen shows only that one). No formula, floor or cap: those
+    are the derivation's (``confidence.derivation``, the details view and ``--json``).
+
+    ``state``: the briefing's; after no prior incident there is no fix to be confident in."""
+    value = confidence.value
+    if state == "no_prior_incident":
+        return [f"{value} — nothing to be confident in: no past incident resembles this alert, "
+                "so there is no fix, and no track record to go by."]
+    claim = confidence.model_claim or 0
+    count = max(confidence.proven - confidence.failed_strong, 0) if confidence.proven else 0
+    next_value = tier_rule(count + 1, claim)[3]
+    if is_elsewhere_only(confidence):
+        where = count_words(confidence.proven_elsewhere, "incident")
+        lines = [f"{value} — this fix is proven only on other services ({where}), not yet on "
+                 f"this one; once it works here it would be {next_value}."]
+    elif confidence.proven:
+        resolved = count_words(confidence.proven, "past incident")
+        verb = "was" if confidence.proven == 1 else "were"
+        head = f"{value} — {resolved} of this failure {verb} resolved by this fix"
+        if confidence.failed_strong:
+            counts = f"it counts as {number_word(count)}" if count else "it proves nothing here"
+            head = (f"{value} — this fix resolved {resolved} of this failure but failed in "
+                    f"{count_words(confidence.failed_strong, 'other')}, so {counts}")
+        if value >= HARD_CAP:
+            lines = [f"{head}; {HARD_CAP} is as high as it goes."]
+        elif next_value > value:
+            lines = [f"{head}; with one more it would be {next_value}."]
+        else:
+            lines = [f"{head}."]
+    else:
+        if confidence.explanation == WEAK_SENTENCE:
+            lines = [f"{value} — {WEAK_SENTENCE}; one incident of this same failure resolved "
+                     f"by a fix would make it {next_value}."]
+        else:
+            lines = [f"{value} — no past incident of this failure was resolved by a recorded "
+                     f"action; one that is would make it {next_value}."]
+    if confidence.model_claim is not None and confidence.model_claim != value:
+        held = "holds it to" if confidence.model_claim > value else "lifts it to"
+        lines.append(f"The model said {confidence.model_claim}; the memory's evidence {held} "
+                     f"{value}.")
+    return lines

@@ -92,10 +92,13 @@ def deterministic_briefing(recall: Recall, memory_incidents: int, degraded: str 
 def summary(recall: Recall, judged: Verdict, memory_incidents: int) -> str:
     """The briefing's first sentences, in the words of its state."""
     if judged.state == "no_prior_incident":
-        searched = ", ".join(recall.query_terms) or "(no searchable words)"
+        # What was searched for (stemmed terms) and the gate's arithmetic are in ``search``
+        # (the JSON, the console's details view), not in the sentence.
+        closest = ("the alert has no searchable words" if not recall.query_terms
+                   else "none came close enough to count")
         return (f"No prior incident: none of the {memory_incidents} incidents in memory "
-                f"resembles this alert (searched for: {searched}; {recall.gate or 'no match'}). "
-                "Treat it as new — follow the runbook, and record a postmortem afterwards.")
+                f"resembles this alert ({closest}). Treat it as new — follow the runbook, and "
+                "record a postmortem afterwards.")
     ids = ", ".join(f"{i.incident_id} ({i.service})" for i in recall.incidents)
     count = len(recall.incidents)
     parts = [f"Recalled {count} similar past incident{'s' if count != 1 else ''}: {ids}."]
@@ -115,14 +118,17 @@ def summary(recall: Recall, judged: Verdict, memory_incidents: int) -> str:
                      + _in_time(history) + ".")
     elif lead is not None and lead.applies == "elsewhere":
         where = ", ".join(lead.recommendation.proven_on) or "other services"
-        parts.append(f"Similar incidents — proven on {where}, not yet on "
-                     f"{here or 'this alert’s service'}: check that it applies before acting.")
+        # (The state itself is the briefing's banner: these sentences say what to do with it.)
+        parts.append(f"Check that the fix marked ~ applies here before acting: it is proven on "
+                     f"{where}, not yet on {here or 'this alert’s service'}.")
     elif lead is not None and lead.applies == "strong":
-        parts.append("Similar incidents, no proven fix: what helped here only mitigated or was "
-                     "offset by failures — see the recommendations.")
+        # (No "above" or "below": the console shows the fixes above this sentence, the CLI's
+        # plain text below it.)
+        parts.append("What helped in them only mitigated it or was offset by failures — the "
+                     "fixes marked ~.")
     elif lead is not None:
-        parts.append("Similar incidents, no proven fix: the recalled incidents match only "
-                     "loosely — treat their fixes as leads to check, not proof.")
+        parts.append("The recalled incidents match only loosely — treat their fixes (marked ?) "
+                     "as leads to check, not proof.")
     elif not recall.actions:
         parts.append("Seen before, but no actions were recorded for "
                      f"{'it' if count == 1 else 'them'}: nothing proven to try — read the "

@@ -139,17 +139,20 @@ class Timeline:
     def record(self, kind: EventKind, **fields: Any) -> GameDayEvent:
         """Append one event (seq = one past the last in the file), fsynced before returning."""
         with self._locked():
-            last = max((e.seq for e in self.events), default=0)
-            event = GameDayEvent(drill_id=self.drill_id, seq=last + 1, kind=kind, at=self._wall(),
-                               monotonic=self._clock(), **fields)
-            line = json.dumps(event.model_dump(mode="json"), ensure_ascii=False,
-                              sort_keys=True) + "\n"
-            with self.path.open("ab") as handle:
-                if handle.tell() and not self._ends_with_newline():
-                    handle.write(b"\n")  # a torn last line stays torn alone
-                handle.write(line.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
+            return self._append(self.events, kind, **fields)
+
+    def _append(self, events: list[GameDayEvent], kind: EventKind, **fields: Any) -> GameDayEvent:
+        """(Under the lock.) Append one event after ``events``, the file as just read."""
+        last = max((e.seq for e in events), default=0)
+        event = GameDayEvent(drill_id=self.drill_id, seq=last + 1, kind=kind, at=self._wall(),
+                             monotonic=self._clock(), **fields)
+        line = json.dumps(event.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n"
+        with self.path.open("ab") as handle:
+            if handle.tell() and not self._ends_with_newline():
+                handle.write(b"\n")  # a torn last line stays torn alone
+            handle.write(line.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
         return event
 
     def _ends_with_newline(self) -> bool:
@@ -182,8 +185,19 @@ class Timeline:
         return self.record(EventKind.ACTION_NOTED, text=safe_intent(text), outcome=outcome,
                            hits=noted, amends=amends)
 
-    def resolution(self, note: str = "") -> GameDayEvent:
-        return self.record(EventKind.RESOLUTION, text=safe_intent(note))
+    @property
+    def ended(self) -> GameDayEvent | None:
+        """The drill's resolution if it has ended (by this console or another on the drill)."""
+        return next((e for e in self.events if e.kind is EventKind.RESOLUTION), None)
+
+    def resolution(self, note: str = "") -> GameDayEvent | None:
+        """End the drill — once: None, and nothing recorded, if it has ended already (checked
+        under the lock, so two consoles on one drill record one resolution between them)."""
+        with self._locked():
+            events = self.events
+            if any(e.kind is EventKind.RESOLUTION for e in events):
+                return None
+            return self._append(events, EventKind.RESOLUTION, text=safe_intent(note))
 
 
 # --- the report ---------------------------------------------------------------------------

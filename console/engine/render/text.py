@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from console.engine.briefing.applicability import MATCH_WORDS
+from console.engine.briefing.confidence import confidence_words
 from console.engine.briefing.models import AlertGroup, Briefing, Match, Recommendation
 from console.engine.briefing.timeline import recurrence_sentence, root_cause_lines
 
@@ -117,7 +118,8 @@ def briefing_text(briefing: Briefing) -> str:
         lines.append("")
     c = briefing.confidence
     lines.append(f"Confidence {c.value} — a rule on evidence, not a probability")
-    lines.append(f"  {c.derivation}")
+    lines += [f"  {line}" for line in confidence_words(c, briefing.state)]
+    lines.append(f"  worked out: {c.derivation}")
     lines.append(f"  {c.explanation}")
     if briefing.state == "no_prior_incident" and briefing.search and briefing.search.gate:
         lines.append(f"  recall: {briefing.search.gate}")

@@ -88,14 +88,17 @@ class MainScreen(Screen[None]):
         Key("f6", "verify", "Verify", title="Verify the briefing",
             tooltip="Audit the briefing beside it: falsifiable questions, probes, maintain / "
                     "revise / overturn (F6 again closes)", id="verify"),
-        # Not in the footer (F1 Help must stay visible at 120 columns): F1 and the palette.
-        Key("f7", "open_drill", "Drill", show=False, title="Drill: replay past incidents",
+        Key("f7", "open_drill", "Drill", title="Drill: replay past incidents",
             tooltip="Replay past incidents with each hidden: how often each confidence tier "
                     "was right on this memory", id="open-drill"),
         Key("ctrl+t", "focus_tripwire", "About to do", show=False,
             title="About to do… (check an action first)",
             tooltip="Type the action you intend: warned at once if it resembles one that made "
                     "things worse; Enter notes it", id="focus-tripwire"),
+        Key("f12", "open_details", "Details", show=False,
+            title="Details: how this briefing was worked out",
+            tooltip="The confidence rule's derivation, what was searched for, evidence hashes "
+                    "and score components (Esc closes)", id="open-details"),
         Key("ctrl+o", "export_briefing", "Export", show=False,
             title="Export the briefing as Markdown",
             tooltip="Write the briefing as Markdown for the incident channel (and copy it where "
@@ -121,6 +124,10 @@ class MainScreen(Screen[None]):
             tooltip="Brief the previous alert group of this payload", id="previous-group"),
         Key("f9", "focus_groups", "Groups", show=False, title="Focus alert groups",
             tooltip="Pick an alert group of this payload; Enter briefs it", id="focus-groups"),
+        # While the keys above have nothing to act on (check_action), they say why instead of
+        # doing nothing (not in the footer or the palette).
+        Key("f8,shift+f8,f9", "say_no_groups", "Next group", show=False),
+        Key("e", "say_no_record", "Edit incident", show=False),
     ]
 
     def __init__(self, state: ConsoleState, *, game_day: bool = False) -> None:
@@ -149,7 +156,9 @@ class MainScreen(Screen[None]):
             yield VerificationPanel(id="verification")
             yield RecalledSidebar(id="recalled")
         yield TripwireLine(id="tripwire")
-        yield KeyFooter()
+        # What a narrow footer leaves out first: Tab cycles the focus; F5 is in F1 help.
+        yield KeyFooter(drop_first=("focus_alert", "focus_briefing", "focus_recalled",
+                                    "reload_memory", "toggle_sidebar"))
 
     def on_mount(self) -> None:
         self.sync_layout()
@@ -206,9 +215,11 @@ class MainScreen(Screen[None]):
     def memory_loaded(self, status: MemoryStatus) -> None:
         self.show_status()
         self._show_banner(status.partial)
-        for notice in status.notices:
-            if notice != status.partial:  # (the banner says it, and stays)
-                self.notify(notice, title="Memory", timeout=6)
+        # One notification (the console shows one at a time: app.tcss); the banner says the
+        # partial memory, and stays.
+        notices = [notice for notice in status.notices if notice != status.partial]
+        if notices:
+            self.notify("\n".join(notices), title="Memory", timeout=6)
         if status.incidents == 0:
             self.query_one(BriefingPane).show_text(Text(
                 f"The memory is empty: {status.source} holds no incidents yet.\n"
@@ -304,11 +315,13 @@ class MainScreen(Screen[None]):
         """``track_record``: the tier's record in the last drill (or why there is none);
         ``drill_ids``: the incidents the memory marks as drills (the sidebar says so)."""
         self._provisional = False
-        self.query_one(BatchList).show_batch(briefing.batch)
+        self.query_one(BatchList).show_batch(
+            briefing.batch, notices=briefing.search.notices if briefing.search else ())
         self.refresh_bindings()
         self.query_one(BriefingPane).show_briefing(briefing)
         self._track_record = track_record
-        self.query_one(ConfidencePanel).show_confidence(briefing.confidence, track_record)
+        self.query_one(ConfidencePanel).show_confidence(briefing.confidence, track_record,
+                                                        state=briefing.state)
         self.query_one(RecalledSidebar).show_records(briefing.recalled, drill_ids)
         self.query_one(TripwireLine).show_hits("", [])
         self._sync_sidebar_hint()
@@ -408,7 +421,17 @@ class MainScreen(Screen[None]):
         self.ask(ReplayScreenRequested())
 
     def action_focus_tripwire(self) -> None:
-        self.query_one(TripwireLine).input.focus()
+        self.query_one(TripwireLine).open(checked=self.state.shown is not None)
+
+    def action_open_details(self) -> None:
+        briefing = self.query_one(BriefingPane).briefing
+        if briefing is None:
+            self.notify("No briefing on screen yet: brief an alert first (Enter in the alert "
+                        "box).", title="Details", timeout=4)
+            return
+        from console.ui.screens.details import DetailsScreen
+
+        self.app.push_screen(DetailsScreen(briefing, self.query_one(ConfidencePanel).track_record))
 
     def action_export_briefing(self) -> None:
         self.ask(ExportRequested())
@@ -439,6 +462,10 @@ class MainScreen(Screen[None]):
             return self.state.request is not None
         if action in ("step_group", "focus_groups"):
             return self.state.batch_alert is not None
+        if action == "say_no_groups":
+            return self.state.batch_alert is None
+        if action == "say_no_record":
+            return self._highlighted_record() is None
         if action == "end_drill":
             return self.game_day
         if action == "export_briefing":  # (not a provisional one: the final may differ)
@@ -459,6 +486,17 @@ class MainScreen(Screen[None]):
 
     def action_step_group(self, step: int) -> None:
         self.ask(GroupStepped(step))
+
+    def action_say_no_groups(self) -> None:
+        self.ask(GroupStepped(1))  # the App says there are none (TriageApp.brief_group)
+
+    def action_say_no_record(self) -> None:
+        if not self.query_one(RecalledSidebar).records:
+            said = "No recalled incident to edit yet: brief an alert first (Enter in the alert box)."
+        else:
+            said = ("e edits the incident of the highlighted recalled record: F4 goes to the "
+                    "recalled memory, ↑↓ picks a record, then e.")
+        self.notify(said, title="Edit incident", timeout=5)
 
     def action_focus_groups(self) -> None:
         self.query_one(BatchList).focus()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -49,6 +52,53 @@ def prefill_from_alert(raw_alert: str, services: list[str]) -> tuple[str, str]:
     if alert.service and alert.service in services:
         return symptoms, alert.service
     return symptoms, service_in_alert(alert.text, services) or ""
+
+
+def iso_utc(moment: datetime) -> str:
+    """``moment`` as the incidents file writes it: ISO-8601 UTC to the second, with ``Z``."""
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def alert_started_at(raw_alert: str) -> str | None:
+    """When the alert says it started, as ISO-8601 UTC, or None when it does not say: the
+    earliest ``startsAt`` of an Alertmanager (or Grafana) payload's firing alerts (its
+    resolved ones when none fires), a PagerDuty event's ``timestamp`` or ``occurred_at``, an
+    Opsgenie alert's ``createdAt``."""
+    try:
+        payload = json.loads(raw_alert)
+    except ValueError:
+        return None
+    candidates: list[Any] = []
+    if isinstance(payload, dict):
+        alerts = payload.get("alerts")
+        if isinstance(alerts, list):
+            items = [a for a in alerts if isinstance(a, dict)]
+            firing = [a for a in items if str(a.get("status", "")).lower() != "resolved"]
+            candidates += [a.get("startsAt") for a in firing or items]
+        candidates.append(payload.get("startsAt"))
+        for part in ("payload", "event", "alert"):
+            inner = payload.get(part)
+            if isinstance(inner, dict):
+                candidates += [inner.get("timestamp"), inner.get("occurred_at"),
+                               inner.get("createdAt")]
+    moments = [m for m in map(_moment, candidates) if m is not None]
+    return iso_utc(min(moments)) if moments else None
+
+
+def _moment(value: Any) -> datetime | None:
+    """An aware time from an ISO-8601 string (or Opsgenie's milliseconds since 1970); None for
+    anything else, a time without a zone, or Alertmanager's zero time (0001-01-01, "not set")."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**14:
+        return datetime.fromtimestamp(value / 1000, UTC)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None or moment.year < 1970:
+        return None
+    return moment
 
 
 class PostmortemScreen(Screen[SaveResult | None]):
@@ -96,15 +146,21 @@ class PostmortemScreen(Screen[SaveResult | None]):
         heading: str | None = None  # when the disk refused the write: what happened, where
 
     def __init__(self, engine: TriageEngine, *, alert_text: str = "",
-                 editing: Incident | None = None, carried: list[Action] | None = None) -> None:
-        """``carried``: action rows brought from a verification (see
-        console/engine/verification/passes.py carry_rows), for a new incident only."""
+                 editing: Incident | None = None, carried: list[Action] | None = None,
+                 noted: list[Action] | None = None, alert_payload: str | None = None) -> None:
+        """For a new incident only: ``noted``, the actions noted on the "about to do…" line
+        under the briefing shown (their outcome is left for the engineer to set: none was
+        observed); ``carried``, action rows brought from a verification (see
+        console/engine/verification/passes.py carry_rows). ``alert_payload``: the alert as
+        pasted, when ``alert_text`` is one group of it (its time starts the form's)."""
         super().__init__()
         self.engine = engine
         self.editing = editing
-        self.carried = carried if editing is None and carried else None
+        self.noted = list(noted or []) if editing is None else []
+        self.carried = list(carried or []) if editing is None else []
         self.prefilled: list[str] = []
-        self.initial = self._initial_values(alert_text)
+        self.from_alert = bool(alert_text.strip()) and editing is None
+        self.initial = self._initial_values(alert_text, alert_payload)
         self.saving = False
         self.reloading = False
         self.left_out = 0  # empty action rows the last save left out
@@ -112,7 +168,7 @@ class PostmortemScreen(Screen[SaveResult | None]):
         self._clean_snapshot: object = None
         self._escape_at = 0.0
 
-    def _initial_values(self, alert_text: str) -> dict[str, str]:
+    def _initial_values(self, alert_text: str, alert_payload: str | None) -> dict[str, str]:
         incident = self.editing
         if incident is not None:
             started = (incident.started_at.isoformat().replace("+00:00", "Z")
@@ -128,15 +184,32 @@ class PostmortemScreen(Screen[SaveResult | None]):
             values["symptoms"], values["service"] = prefill_from_alert(alert_text, services)
             self.prefilled = ["symptoms"] + ([f"service ({values['service']})"]
                                              if values["service"] else [])
+        # An incident has a start: the alert's when it says, else now (editable, like the rest).
+        fired = alert_started_at(alert_payload or alert_text)
+        values["started_at"] = fired or iso_utc(self.engine.settings.now())
+        self.prefilled.append("started at (when it fired)" if fired else
+                              "started at (now: the alert gives no time)" if alert_text.strip()
+                              else "started at (now)")
         return values
+
+    @property
+    def actions(self) -> list[Action | dict[str, Any]] | None:
+        """The action rows the form starts with (None: one empty row): the noted ones first,
+        in the order noted, their outcome left unset (nothing was observed yet: a default
+        would be saved as if it had been), then the verification's; numbered A1, A2, …"""
+        if self.editing is not None:
+            return list(self.editing.actions)
+        noted = [{k: v for k, v in a.model_dump(mode="json").items() if k != "outcome"}
+                 for a in self.noted]
+        carried = [a.model_dump(mode="json") for a in self.carried]
+        return [{**row, "id": f"A{n}"} for n, row in enumerate(noted + carried, 1)] or None
 
     def compose(self) -> ComposeResult:
         memory = self.engine.memory
         kinds = sorted({a.kind for i in (memory.incidents if memory else []) for a in i.actions
                         if a.kind})
         yield Static(self._heading(), markup=False, id="pm-heading")
-        yield PostmortemForm(self.initial, actions=self.editing.actions if self.editing
-                             else self.carried,
+        yield PostmortemForm(self.initial, actions=self.actions,
                              id_locked=self.editing is not None,
                              services=self.engine.known_services(), kinds=kinds,
                              id_problem=self.id_problem, id="pm-form")
@@ -155,10 +228,15 @@ class PostmortemScreen(Screen[SaveResult | None]):
         text.append("\nTab / Shift+Tab move between fields · Enter next field · → accepts a "
                     "suggestion · ctrl+s save · Esc cancel", style="dim")
         if self.prefilled:
-            text.append(f"\nPre-filled from the alert: {', '.join(self.prefilled)} — check "
-                        "them before saving.", style="yellow")
+            source = " from the alert" if self.from_alert else ""
+            text.append(f"\nPre-filled{source}: {', '.join(self.prefilled)} — check them "
+                        "before saving.", style="yellow")
+        if self.noted:
+            text.append(f"\nNoted on the about-to-do line under this briefing: "
+                        f"{len(self.noted)} action row(s) — set the outcome you saw for each, "
+                        "or remove it (ctrl+d).", style="yellow")
         if self.carried:
-            text.append(f"\nCarried from the verification: {len(self.carried)} action rows "
+            text.append(f"\nCarried from the verification: {len(self.carried)} action row(s) "
                         "(kind verify; a refuted fix's outcome is pre-filled, unconfirmed) — "
                         "accept or change each before saving.", style="yellow")
         return text

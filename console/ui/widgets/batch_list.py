@@ -7,6 +7,8 @@ main screen go to the next / previous group.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,33 @@ STATE_BADGE = {
     "unproven": ("UNPROVEN", "bold yellow"),
     "no_prior_incident": ("NO PRIOR", "bold magenta"),
 }
+
+
+# The parse's notice when a payload holds more groups than are recalled (alert.py MAX_GROUPS):
+# the list shows only those, so its title takes the payload's own counts from it.
+_LEFT_OUT = re.compile(r"the payload holds (\d+) alert groups: .*?(\d+) group\(s\) of (\d+) "
+                       r"alert\(s\) were not")
+
+
+def left_out(notices: Iterable[str]) -> tuple[int, int]:
+    """(groups, alerts) of the payload that are not in the list, from the parse's notice."""
+    for notice in notices:
+        found = _LEFT_OUT.search(notice)
+        if found:
+            return int(found.group(2)), int(found.group(3))
+    return 0, 0
+
+
+def batch_title(batch: list[AlertGroup], not_listed: tuple[int, int] = (0, 0)) -> str:
+    """The list's title: how many groups and alerts the payload held, and how many are shown."""
+    groups, alerts = len(batch), sum(g.alerts for g in batch)
+    more_groups, more_alerts = not_listed
+    if more_groups:
+        counts = (f"{groups} shown of {groups + more_groups} groups, {alerts} of "
+                  f"{alerts + more_alerts} alerts: the most severe and largest")
+    else:
+        counts = f"{groups} groups of {alerts} alerts, each recalled on its own"
+    return f"Alert groups ({counts}) — F8 next · F9 pick · Enter brief"
 
 
 def group_option(number: int, group: AlertGroup, pending: bool = False) -> Text:
@@ -65,17 +94,21 @@ class BatchList(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(markup=False, id=id)
         self.alert_groups: list[AlertGroup] = []
+        self.not_listed = (0, 0)  # (groups, alerts) of the payload beyond the list
 
-    def show_batch(self, batch: list[AlertGroup], pending: int | None = None) -> None:
-        """Show ``batch`` (hide the list when it is empty); ``pending`` is being briefed."""
+    def show_batch(self, batch: list[AlertGroup], pending: int | None = None,
+                   notices: Iterable[str] | None = None) -> None:
+        """Show ``batch`` (hide the list when it is empty); ``pending`` is being briefed;
+        ``notices``, the briefing's, say whether the payload held groups beyond the list
+        (None: as the last call said)."""
         self.alert_groups = list(batch)
+        if notices is not None:
+            self.not_listed = left_out(notices)
         self.set_class(bool(self.alert_groups), "-shown")
         self.clear_options()
         self.add_options([Option(group_option(n, g, pending == n - 1))
                           for n, g in enumerate(self.alert_groups, 1)])
-        alerts = sum(g.alerts for g in self.alert_groups)
-        self.border_title = (f"Alert groups ({len(self.alert_groups)} of {alerts} alerts, each "
-                             "recalled on its own) — F8 next · F9 pick · Enter brief")
+        self.border_title = batch_title(self.alert_groups, self.not_listed)
         current = pending if pending is not None else next(
             (i for i, g in enumerate(self.alert_groups) if g.selected), None)
         if current is not None:

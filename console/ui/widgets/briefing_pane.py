@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING
@@ -16,8 +17,7 @@ if TYPE_CHECKING:
 STATE_BANNER = {
     "proven": ("PROVEN FIX IN MEMORY", "bold green"),
     "unproven": ("SIMILAR INCIDENTS — NO PROVEN FIX", "bold yellow"),
-    "no_prior_incident": ("NO PRIOR INCIDENT — this alert matches nothing in memory",
-                          "bold magenta"),
+    "no_prior_incident": ("NO PRIOR INCIDENT", "bold magenta"),
 }
 # A tried-without-effect line is kept to one row of the pane (76 columns at 80 and at 120
 # wide, less its scrollbar): the stored action and its citation always, the explanation cut
@@ -44,32 +44,43 @@ def state_banner(briefing: Briefing) -> tuple[str, str]:
 
 
 def status_renderable(briefing: Briefing) -> Text:
-    """The briefing's banners folded into one line: state, who wrote it, and why not the model
-    (the full provenance is the briefing's last line, see ``source_renderable``)."""
+    """The pane's one fixed line: the state, and who wrote the briefing. Said here once: the
+    body below does not repeat it, and why the model was not used is the body's last line."""
     label, style = state_banner(briefing)
     text = Text(label, style=style)
     if briefing.source == "model":
-        text.append(f" · model {briefing.model}, checked against memory", style="dim")
+        text.append(f" · written by model {briefing.model}, checked against memory",
+                    style="dim")
     else:
         text.append(" · deterministic", style="bold cyan")
-    if briefing.degraded:
-        text.append(f" · ⚑ {briefing.degraded}", style="yellow")
+        text.append(", from the memory alone", style="dim")
     return text
 
 
-def source_renderable(briefing: Briefing) -> Text:
-    """Where the briefing came from, in full: the state, the model or the memory alone, why."""
-    label, style = state_banner(briefing)
-    text = Text("\nSource: ", style="bold dim")
-    text.append(label, style=style)
-    if briefing.source == "model":
-        text.append(f" · written by model {briefing.model}, checked against memory "
-                    f"({len(briefing.guard_log)} guard change(s))", style="dim")
-    else:
-        text.append(" · DETERMINISTIC BRIEFING — built from the memory alone", style="bold cyan")
-    if briefing.degraded:
-        text.append(f"\n⚑ {briefing.degraded}", style="yellow")
-    return text
+# The reason's own tail, said already by the status line's "deterministic".
+_DETERMINISTIC_TAIL = re.compile(r"\s*[—-]+\s*deterministic(?: briefing)?\.?\s*$", re.IGNORECASE)
+
+
+def not_model_renderable(briefing: Briefing) -> Text:
+    """Why the model did not write this briefing, once, in full (empty when it did, and after
+    no prior incident, whose state already says there was nothing to ask it)."""
+    if not briefing.degraded or briefing.degraded.startswith("no prior incident"):
+        return Text()
+    reason = _DETERMINISTIC_TAIL.sub("", briefing.degraded)
+    if reason.startswith("the model is drafting"):  # (the provisional briefing: not yet)
+        return Text(f"\n⚑ {reason}\n", style="yellow")
+    return Text(f"\n⚑ Not written by a model: {reason}\n", style="yellow")
+
+
+SEARCH_MODES = {"hybrid": "by words and by meaning", "lexical": "by words only"}
+
+
+def searched_line(briefing: Briefing) -> str:
+    """After no prior incident: how the memory was searched (the summary says how much; the
+    terms as the index stems them, and the gate, are on the details view)."""
+    assert briefing.search is not None
+    how = SEARCH_MODES.get(briefing.search.mode, f"by {briefing.search.mode} search")
+    return f"Searched {how} (F12: for which words, and how close the nearest came)."
 
 
 def briefing_renderable(briefing: Briefing) -> Text:
@@ -78,7 +89,7 @@ def briefing_renderable(briefing: Briefing) -> Text:
     Warnings come first and the lead fix right after them, so a terminal of 24 rows shows both
     (the state is on the pane's status line), then whether this failure keeps coming back; the
     other fixes, the runner-up, the model's reading, what was tried without effect, the summary
-    and the provenance follow."""
+    and, when the model did not write it, why."""
     text = Text()
     for warning in briefing.warnings:
         text.append("⚠ ", style="bold red")
@@ -108,7 +119,7 @@ def briefing_renderable(briefing: Briefing) -> Text:
     text.append_text(tried_renderable(briefing))
     if briefing.source == "model":
         text.append("The model's reading: ", style="bold dim")
-    text.append(briefing.summary + "\n")
+    text.append(shown_summary(briefing) + "\n")
     if briefing.likely_cause:
         text.append("Likely cause (the model's reading): ", style="bold")
         text.append(briefing.likely_cause + "\n")
@@ -117,20 +128,31 @@ def briefing_renderable(briefing: Briefing) -> Text:
         text.append(step.text)
         text.append(f" — {step.action_id} {step.outcome}\n", style="dim")
     if briefing.state == "no_prior_incident" and briefing.search:
-        text.append("Searched: ", style="bold")
-        text.append(f"{briefing.search.memory_incidents} incidents, {briefing.search.mode} "
-                    f"search for: {', '.join(briefing.search.terms) or '(nothing searchable)'}\n")
+        text.append(searched_line(briefing) + "\n", style="dim")
     if briefing.search:
         for notice in briefing.search.notices:
             text.append(f"notice: {notice}\n", style="dim")
         if briefing.search.redacted:
             text.append(f"redacted from the alert before search: "
                         f"{', '.join(briefing.search.redacted)}\n", style="dim")
-    if briefing.coverage:
-        text.append("\nEvidence: ", style="bold dim")
-        text.append(coverage_line(briefing) + "\n", style="dim")
-    text.append_text(source_renderable(briefing))
+    missing = missing_evidence(briefing)
+    if missing:
+        text.append("\nNot used: ", style="bold dim")
+        text.append(missing + "\n", style="dim")
+    text.append_text(not_model_renderable(briefing))
     return text
+
+
+NO_PRIOR_OPENING = "No prior incident: "
+
+
+def shown_summary(briefing: Briefing) -> str:
+    """The summary, less the state it opens with when the status line above says it already."""
+    summary = briefing.summary
+    if briefing.state == "no_prior_incident" and summary.startswith(NO_PRIOR_OPENING):
+        rest = summary[len(NO_PRIOR_OPENING):]
+        return rest[:1].upper() + rest[1:]
+    return summary
 
 
 def recommendation_renderable(number: int, rec: Recommendation, alert_service: str | None) -> Text:
@@ -150,7 +172,8 @@ def recommendation_renderable(number: int, rec: Recommendation, alert_service: s
         text.append(f"     the model's words: {rec.model_note}\n", style="dim italic")
     cites = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.evidence)
     only = "; mitigated only" if rec.applies == "strong" and not rec.resolved else ""
-    text.append(f"     — {cites} ({rec.resolved} of {rec.tried} incidents resolved{only})\n",
+    text.append(f"     — {cites} ({rec.resolved} of {rec.tried} "
+                f"incident{'' if rec.tried == 1 else 's'} resolved{only})\n",
                 style="dim")
     if rec.failed_strong:
         failed = ", ".join(f"{e.action_id} {e.outcome}" for e in rec.failed_strong)
@@ -203,7 +226,8 @@ def tried_renderable(briefing: Briefing) -> Text:
 
 
 def coverage_line(briefing: Briefing) -> str:
-    """Which sources this briefing used, which were unavailable or truncated, short hashes."""
+    """Which sources this briefing used, which were unavailable or truncated, short hashes
+    (the details view's line)."""
     parts = []
     for use in briefing.coverage:
         part = f"{use.source} {use.status.replace('_', ' ')}"
@@ -215,11 +239,27 @@ def coverage_line(briefing: Briefing) -> str:
     return " · ".join(parts)
 
 
+def missing_evidence(briefing: Briefing) -> str:
+    """The sources this briefing could not use, in words and without hashes (the main screen's
+    line; the model's absence is said once, by ``not_model_renderable``)."""
+    parts = []
+    for use in briefing.coverage:
+        if use.status not in ("unavailable", "truncated", "excluded") \
+                or use.source.startswith("model"):
+            continue
+        said = {"unavailable": "unavailable", "truncated": "cut short",
+                "excluded": "left out"}[use.status]
+        parts.append(f"{use.source} {said}" + (f" ({use.detail})" if use.detail else ""))
+    return " · ".join(parts)
+
+
 class BriefingPane(VerticalScroll, can_focus=True):
     """Scrollable briefing under a one-line status that stays put; shows only finished,
     guarded briefings."""
 
     BORDER_TITLE = "Briefing"
+    # The briefing on screen (None: none is), for the details view (F12).
+    briefing: Briefing | None = None
     DEFAULT_CSS = """
     BriefingPane > #briefing-status { dock: top; height: 1; text-wrap: nowrap;
                                       text-overflow: ellipsis; display: none; }
@@ -234,6 +274,11 @@ class BriefingPane(VerticalScroll, can_focus=True):
                      markup=False, id="briefing-body")
 
     def show_text(self, text: Text, status: Text | None = None) -> None:
+        """Anything but a briefing (working, failed, cancelled): the details view has none."""
+        self.briefing = None
+        self._show(text, status)
+
+    def _show(self, text: Text, status: Text | None) -> None:
         line = self.query_one("#briefing-status", Static)
         line.update(status or "")
         line.set_class(status is not None, "-shown")
@@ -241,7 +286,8 @@ class BriefingPane(VerticalScroll, can_focus=True):
         self.scroll_home(animate=False)
 
     def show_briefing(self, briefing: Briefing) -> None:
-        self.show_text(briefing_renderable(briefing), status_renderable(briefing))
+        self._show(briefing_renderable(briefing), status_renderable(briefing))
+        self.briefing = briefing
 
     def show_working(self, message: str) -> None:
         self.show_text(Text(message, style="italic"))

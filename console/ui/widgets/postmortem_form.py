@@ -43,13 +43,24 @@ class PostmortemForm(VerticalScroll):
     DEFAULT_CSS = """
     PostmortemForm { height: 1fr; padding: 0 1; }
     PostmortemForm > #pm-top { height: auto; }
-    PostmortemForm > #pm-top > FormField { width: 31; margin-right: 2; }
+    PostmortemForm > #pm-top > FormField { width: 22; margin-right: 1; }
+    PostmortemForm > #pm-top > #pm-severity-field { width: 20; }
     PostmortemForm > #pm-top > FormField.-last { width: 1fr; margin-right: 0; }
     PostmortemForm > #pm-actions-heading { margin-top: 1; color: $text-muted; }
     PostmortemForm > #pm-actions { height: auto; }
+    /* Narrower than an action row's outcome, kind and confirmed line (under 80-110 columns):
+       that line folds in two, the confirmed box below, so no label is cut. */
+    PostmortemForm.-narrow ActionRow > .action-line:last-of-type { layout: grid; grid-size: 2;
+        grid-columns: 31 1fr; grid-rows: auto; height: auto; }
+    PostmortemForm.-narrow ActionRow > .action-line > .action-kind { width: 1fr;
+        margin-right: 0; }
+    PostmortemForm.-narrow ActionRow > .action-line > Checkbox { column-span: 2; }
     """
+    # Below this width the outcome, kind and confirmed controls of a row do not fit one line.
+    NARROW_BELOW = 110
 
-    def __init__(self, values: dict[str, str], *, actions: list[Action] | None = None,
+    def __init__(self, values: dict[str, str], *,
+                 actions: list[Action | dict[str, Any]] | None = None,
                  id_locked: bool = False, services: list[str], kinds: list[str],
                  id_problem: Callable[[str], str | None], id: str | None = None) -> None:
         super().__init__(id=id)
@@ -75,9 +86,9 @@ class PostmortemForm(VerticalScroll):
         with Horizontal(id="pm-top"):
             yield self._field("id", self._input("id", "INC-1234", disabled=self.id_locked))
             yield self._field("severity", self._input(
-                "severity", "optional: SEV1…SEV4", suggester=SuggestFromList(SEVERITIES)), 9)
+                "severity", "SEV1…SEV4", suggester=SuggestFromList(SEVERITIES)), 9)
             started = self._field("started_at", self._input(
-                "started_at", "optional, e.g. 2026-03-14T02:05:00Z"), 11)
+                "started_at", "e.g. 2026-03-14T02:05:00Z"), 11)
             started.add_class("-last")
             yield started
         yield self._field("title", self._input("title", "optional one-line summary"))
@@ -95,13 +106,24 @@ class PostmortemForm(VerticalScroll):
         with Vertical(id="pm-actions"):
             if self.initial_actions is not None:
                 for action in self.initial_actions:
-                    yield ActionRow.from_action(action, kinds=self.kinds, id=self._row_id())
+                    if isinstance(action, Action):
+                        yield ActionRow.from_action(action, kinds=self.kinds, id=self._row_id())
+                    else:  # a row's values (e.g. with no outcome chosen yet)
+                        yield ActionRow(str(action.get("id") or ""), initial=action,
+                                        kinds=self.kinds, id=self._row_id())
             else:
                 yield ActionRow("A1", kinds=self.kinds, id=self._row_id())
 
     def on_mount(self) -> None:
         self._update_rows()
+        self._fit(self.app.size.width)
         self.call_after_refresh(self._mark_ready)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.set_class(width < self.NARROW_BELOW, "-narrow")
 
     def _mark_ready(self) -> None:
         self._ready = True

@@ -5,6 +5,10 @@ postmortem form get it).
 
 The widget only renders and asks: the App checks the text in a worker (the tripwire of the
 briefing on screen) and answers with :meth:`show_hits`, tagged with the text it checked.
+
+The line takes a row of its own above the key footer only while it is in use (Ctrl+T opens
+it, focused): docked at the bottom it sat under the footer, and what was typed there was
+typed blind. It folds away again once it loses focus holding neither text nor a warning.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Static
@@ -27,14 +32,23 @@ if TYPE_CHECKING:
 
 # A check once typing pauses this long (a check costs one embed, ~12–28 ms measured).
 PAUSE = 0.25
+# Fits 80 columns whole, after the line's label.
+PLACEHOLDER = "type the action: warned if it made things worse · Enter notes it"
+# Before a briefing there is no recalled memory to check against: said, not typed blind.
+UNCHECKED = "no briefing yet: nothing to check it against · Enter notes it"
 
 
 class TripwireLine(Vertical):
     """An Input and, below it, the warnings for what is typed (nothing while it is harmless)."""
 
     DEFAULT_CSS = """
-    TripwireLine { height: auto; }
-    TripwireLine > Input { margin: 0; }
+    TripwireLine { height: auto; display: none; }
+    TripwireLine.-open { display: block; }
+    TripwireLine > #tripwire-row { height: 1; }
+    TripwireLine #tripwire-label { width: auto; padding: 0 1; text-style: bold;
+        background: $boost; }
+    TripwireLine Input { margin: 0; width: 1fr; background: $boost; }
+    TripwireLine Input:focus { background: $primary 20%; }
     TripwireLine > #tripwire-warning { height: auto; max-height: 6; padding: 0 1;
         color: $error; display: none; }
     TripwireLine > #tripwire-warning.-shown { display: block; }
@@ -58,14 +72,30 @@ class TripwireLine(Vertical):
         self.hits: list[TripwireHit] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(compact=True,
-                    placeholder="About to do… type the action you intend (checked against "
-                                "what made things worse); Enter notes it", id="tripwire-input")
+        with Horizontal(id="tripwire-row"):
+            # The label stays while typing: the row reads as the about-to-do line, not the alert.
+            yield Static("About to do ▸", markup=False, id="tripwire-label")
+            yield Input(compact=True, placeholder=PLACEHOLDER, id="tripwire-input")
         yield Static("", markup=False, id="tripwire-warning")
 
     @property
     def input(self) -> Input:
         return self.query_one("#tripwire-input", Input)
+
+    def open(self, checked: bool = True) -> None:
+        """Show the line (a row above the key footer) and put the cursor in it; ``checked``:
+        a briefing is on screen, so what is typed is checked against its recalled memory."""
+        self.input.placeholder = PLACEHOLDER if checked else UNCHECKED
+        self.add_class("-open")
+        self.input.focus()
+
+    def _fold_if_idle(self) -> None:
+        """Fold away once the cursor has left and the line holds neither text nor a warning."""
+        if not self.input.has_focus and not self.input.value.strip() and not self.hits:
+            self.remove_class("-open")
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._fold_if_idle()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -96,3 +126,7 @@ class TripwireLine(Vertical):
             shown.append(hit.warning + "\n")
         warning.update(shown)
         warning.set_class(bool(self.hits), "-shown")
+        if self.hits:
+            self.add_class("-open")  # a warning is never hidden behind a folded line
+        else:
+            self._fold_if_idle()

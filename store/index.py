@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import fcntl
+import gc
+import hashlib
 import os
 import shutil
 import tempfile
@@ -99,6 +101,11 @@ class IndexMeta(BaseModel):
     # Which build this is: two processes building the same memory at once swap in different
     # tables with equal metadata otherwise (an update must know the table it holds is gone).
     build_id: str = ""
+    # The table as it was when it was last known to match this metadata and its memory (built
+    # here, or a self-check passed): table_stamp of it. Equal when opened → the self-check's
+    # answer is known without LanceDB; anything else ("", another table, a file touched, this
+    # metadata edited) → the self-check runs. An incremental update clears it.
+    checked: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,39 @@ def read_meta(index_dir: Path) -> IndexMeta | None:
         return IndexMeta.model_validate_json((index_dir / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError, ValidationError):
         return None
+
+
+def table_stamp(index_dir: Path, meta: IndexMeta) -> str:
+    """A digest of every file of the table (its path, size, inode, modification and change
+    times) and of ``meta`` besides its ``checked``: any write, compaction, copy, truncation or
+    chmod of the table, and any edit of the metadata, changes it. "" when the table cannot be
+    listed (or holds no file)."""
+    table = index_dir / f"{TABLE}.lance"
+    digest = hashlib.sha256(meta.model_copy(update={"checked": ""}).model_dump_json().encode())
+    listed = 0
+
+    def unreadable(error: OSError) -> None:
+        raise error
+
+    try:
+        for root, directories, files in os.walk(table, onerror=unreadable):
+            directories.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                held = os.lstat(path)
+                digest.update(f"{os.path.relpath(path, table)}\0{held.st_size}\0{held.st_ino}\0"
+                              f"{held.st_mtime_ns}\0{held.st_ctime_ns}\n".encode(
+                                  "utf-8", "surrogateescape"))
+                listed += 1
+    except OSError:
+        return ""
+    return digest.hexdigest() if listed else ""
+
+
+def vouched(index_dir: Path, meta: IndexMeta | None) -> bool:
+    """Is the table on disk the one ``meta`` was last checked against, untouched since?"""
+    return bool(meta is not None and meta.checked
+                and meta.checked == table_stamp(index_dir, meta))
 
 
 def freshness(index_dir: Path, source_hash: str, embedder_id: str | None) -> str:
@@ -176,7 +216,8 @@ class MemoryIndex:
         self.cache = cache if cache is not None else EmbeddingCache(data_dir / "embeddings.sqlite")
         self.calibration_file = calibration_file or data_dir / TEAM_FILE
         self.meta: IndexMeta | None = None
-        self._table: Any = None
+        self._table_handle: Any = None
+        self._table_deferred = False  # vouched on disk, opened on first use (see _table)
         self._db: Any = None  # an in-memory LanceDB connection while ``degraded``
         self._memory: LoadedMemory | None = None
         self.repairs: list[str] = []
@@ -187,6 +228,39 @@ class MemoryIndex:
         # Opened for a partial memory (open_last_good, build_in_memory): never written, never
         # rebuilt — the last good index on disk stays as it is until the file loads whole.
         self.read_only = False
+
+    @property
+    def _table(self) -> Any:
+        """The open LanceDB table. An index opened fresh and vouched for by its stamp
+        (IndexMeta.checked) is opened here on first use: `triage index` and `triage doctor` on
+        a fresh index never import LanceDB (~1.3 s), a briefing opens it to search."""
+        if self._table_deferred:
+            self._table_deferred = False
+            self._table_handle = self._open_deferred()
+        return self._table_handle
+
+    @_table.setter
+    def _table(self, table: Any) -> None:
+        self._table_handle, self._table_deferred = table, False
+
+    def _open_deferred(self) -> Any:
+        """Open the vouched table; one that will not open is rebuilt from the memory (said in
+        ``repairs``), as a damaged one found by a search is."""
+        try:
+            return self._connect().open_table(TABLE)
+        except LANCE_ERRORS as exc:
+            if self._memory is None or self.read_only:
+                raise IndexUnavailable(f"index unreadable: {str(exc)[:200]}", [],
+                                       "run `triage index --rebuild`") from exc
+            self.repairs.append(f"index unreadable ({str(exc)[:120]}); rebuilt from the "
+                                "incidents file")
+            self.build(self._memory, in_memory_fallback=True)
+            return self._table_handle
+
+    def _vouch(self, meta: IndexMeta) -> IndexMeta:
+        """``meta`` stamped with the table on disk as it is now (after a build or a self-check
+        that passed: the table matches it)."""
+        return meta.model_copy(update={"checked": table_stamp(self.index_dir, meta)})
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -251,13 +325,20 @@ class MemoryIndex:
         self._db, self.degraded, self._failed = None, None, None
         notices: list[str] = []
         why = "" if rebuild else self._stale_reason(memory)
-        if why is None:
+        on_disk = read_meta(self.index_dir) if why is None else None
+        if why is None and vouched(self.index_dir, on_disk):
+            # Checked before and untouched since: its self-check would pass (store/index.py,
+            # table_stamp). The table is opened when first searched.
+            self.meta, self._table_handle, self._table_deferred = on_disk, None, True
+        elif why is None:
             try:
                 self._table = self._connect().open_table(TABLE)
                 self.meta = read_meta(self.index_dir)
                 why = self._self_check(memory)
             except LANCE_ERRORS as exc:
                 why = f"index unreadable ({str(exc)[:200]})"
+            if why is None and self.meta is not None:
+                self._record_checked()
         if why:
             notices.append(f"{why}; rebuilt from the incidents file")
         if why is None and self._vectors_missing() and self._embedder_answers():
@@ -319,10 +400,13 @@ class MemoryIndex:
 
     def verify(self, memory: LoadedMemory) -> str | None:
         """What is wrong with the index on disk for ``memory`` (stale, unreadable, or not
-        matching itself), None when it is fresh and whole. Reads only; `triage doctor`."""
+        matching itself), None when it is fresh and whole. Reads only; `triage doctor`. An
+        index vouched for by its stamp is not opened (no LanceDB)."""
         why = self._stale_reason(memory)
         if why is not None:
             return why or "stale: the incidents changed since it was built"
+        if vouched(self.index_dir, read_meta(self.index_dir)):
+            return None
         try:
             self._table = self._connect().open_table(TABLE)
             self.meta = read_meta(self.index_dir)
@@ -349,6 +433,20 @@ class MemoryIndex:
             return (f"index was built with embedder {meta.embedder or 'none'}, the console now "
                     f"uses {self.embedder_id or 'none'}")
         return ""  # the incidents changed: an ordinary rebuild
+
+    def _record_checked(self) -> None:
+        """After a self-check that passed: stamp the metadata on disk, so the next open (the
+        next `triage index`, `doctor`, `brief`) knows the answer without opening LanceDB. Only
+        saves time: a data dir that cannot be written is left as it was."""
+        assert self.meta is not None
+        stamped = self._vouch(self.meta)
+        if not stamped.checked or stamped == self.meta:
+            return
+        try:
+            _write_meta(self.index_dir, stamped)
+        except OSError:
+            return
+        self.meta = stamped
 
     def _self_check(self, memory: LoadedMemory) -> str | None:
         """Does the index match itself and the memory it claims to be built from? A metadata
@@ -405,7 +503,7 @@ class MemoryIndex:
                                    "fix the file (`triage check`), then reload")
         rows, vectors, meta = self._prepare(memory, progress)
         try:
-            self._write(rows, vectors, meta)
+            meta = self._write(rows, vectors, meta)
         except IndexWriteFailed as failed:
             if not (in_memory_fallback and failed.fault):
                 raise
@@ -441,9 +539,10 @@ class MemoryIndex:
         return rows, vectors, meta
 
     def _write(self, rows: list[dict[str, Any]], vectors: np.ndarray | None,
-               meta: IndexMeta) -> None:
-        """Build the table in a staging dir beside the index, then swap it in. Any failure
-        leaves the previous index as it was and no staging dir behind."""
+               meta: IndexMeta) -> IndexMeta:
+        """Build the table in a staging dir beside the index, then swap it in; the metadata as
+        written (stamped: IndexMeta.checked). Any failure leaves the previous index as it was
+        and no staging dir behind."""
         staging: Path | None = None
         try:
             self.index_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -452,6 +551,9 @@ class MemoryIndex:
                                             dir=self.index_dir.parent))
             table = create_table(lancedb_module().connect(str(staging)), rows, vectors, meta.ann)
             del table
+            # (the stamp of the staged table holds after the swap: a directory's rename leaves
+            # its files' names, inodes and times as they are)
+            meta = meta.model_copy(update={"checked": table_stamp(staging, meta)})
             _write_meta(staging, meta)
             _swap_in(staging, self.index_dir)
         except LANCE_ERRORS as exc:
@@ -459,6 +561,7 @@ class MemoryIndex:
         finally:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
+        return meta
 
     def _hold_in_memory(self, memory: LoadedMemory, rows: list[dict[str, Any]],
                         vectors: np.ndarray | None, meta: IndexMeta,
@@ -495,10 +598,14 @@ class MemoryIndex:
     def pinned(self) -> MemoryIndex:
         """A read-only view at the current table version, for one request: a save landing
         meanwhile changes neither the rows it searches nor the statistics it scores with."""
+        before = len(self.repairs)
+        current = self._table  # (a deferred table is opened now: a rebuild it needed is said)
+        opening = self.repairs[before:]
+        del self.repairs[before:]
         view = copy.copy(self)
         view._lock_owner = None  # a view is used by its request's thread: it takes the lock itself
-        view.repairs = [self.degraded_notice] if self.degraded_notice else []
-        if self._table is not None:
+        view.repairs = [*opening, *([self.degraded_notice] if self.degraded_notice else [])]
+        if current is not None:
             table = self._connect().open_table(TABLE)
             table.checkout(self._table.version)
             view._table = table
@@ -511,7 +618,10 @@ class MemoryIndex:
         wanted, notice = self._wanted_calibration(self.embedder_id if self.has_vectors else None)
         notices = [notice] if notice else []
         if wanted != self.meta.calibration:
-            self.meta = self.meta.model_copy(update={"calibration": wanted})
+            checked = bool(self.meta.checked)
+            self.meta = self.meta.model_copy(update={"calibration": wanted, "checked": ""})
+            if checked and self._db is None:
+                self.meta = self._vouch(self.meta)  # (the table was checked: it still matches)
             if self._db is None:
                 try:
                     _write_meta(self.index_dir, self.meta)
@@ -570,7 +680,8 @@ class MemoryIndex:
             "document_frequency": _adjusted_frequency(self.meta.document_frequency,
                                                       previous, incident),
             "embed_error": embed_error or self.meta.embed_error,
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds")})
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "checked": ""})  # (the next open self-checks the updated table, and stamps it)
         quoted = incident_id.replace("'", "''")
         notices: list[str] = []
         try:
@@ -794,8 +905,17 @@ def create_table(db: Any, rows: list[dict[str, Any]], vectors: np.ndarray | None
 
 
 def lancedb_module() -> Any:
-    """Import lancedb on first use; its Rust logger otherwise warns on stderr per query."""
-    os.environ.setdefault("LANCEDB_LOG", "error")
-    import lancedb
+    """Import lancedb on first use; its Rust logger otherwise warns on stderr per query.
 
+    The cyclic GC is paused meanwhile: the import builds ~300k objects (its REST client's
+    pydantic models), none garbage, and every GC pass walked them all — 0.25 s of its ~1.3 s
+    here (bench/headless_bench.py)."""
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        import lancedb
+    finally:
+        if enabled:
+            gc.enable()
     return lancedb

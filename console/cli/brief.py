@@ -8,15 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from console.cli.errors import command, fail, report_error
-from console.engine.briefing.alert import (
-    AlertError,
-    parse_alert,
-    read_alert_file,
-    read_alert_stream,
-)
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
-from console.engine.render.text import briefing_text, open_question_lines
 from console.exit_codes import EXIT_INTERNAL, EXIT_OK
 
 if TYPE_CHECKING:
@@ -28,6 +21,10 @@ if TYPE_CHECKING:
 def brief(settings: Settings, args: argparse.Namespace) -> int:
     """Brief one alert; for a multi-alert payload the strongest group, or ``--group N``;
     with ``--verify``, audit it (console/engine/verification/passes.py)."""
+    # (the briefing's modules are imported here, not with the CLI: see console/cli/__init__.py)
+    from console.engine.briefing.alert import AlertError
+    from console.engine.render.text import briefing_text
+
     try:
         mode = _verify_mode(args)
         answers = _answers(args, mode)
@@ -68,6 +65,8 @@ def _verify_mode(args: argparse.Namespace) -> str | None:
     if args.text is None and args.alert_file is None:
         args.text = mode
         return "auto"
+    from console.engine.briefing.alert import AlertError
+
     raise AlertError(f"--verify={mode!r}: expected --verify or --verify=always")
 
 
@@ -87,6 +86,13 @@ def _read_alert(args: argparse.Namespace) -> Alert:
     """The alert given, or with ``--group N`` that group of it (numbered from 1, as the group
     list shows). ``-`` and ``--alert-file -`` read stdin; at most 1 MB of a file or stdin is
     read (console/engine/briefing/alert.py, MAX_ALERT_BYTES), and a cut input says so."""
+    from console.engine.briefing.alert import (
+        AlertError,
+        parse_alert,
+        read_alert_file,
+        read_alert_stream,
+    )
+
     sources = [s for s in (args.text, args.alert_file) if s is not None]
     if len(sources) != 1:
         raise AlertError("give the alert as TEXT, --alert-file F, or - for stdin (exactly one)")
@@ -105,6 +111,7 @@ def _verification(engine: TriageEngine, routed: Routed, mode: str, answers: dict
                   allowed: set[str]) -> tuple[dict[str, Any], int]:
     """The ``verification`` of a briefing, and the exit code; what is still open, unknown
     ids and probes that do not exist go to stderr."""
+    from console.engine.render.text import open_question_lines
     from console.engine.verification.passes import failed, needed, not_needed
     from console.engine.verification.probes import ProbeFileError
 

@@ -11,23 +11,23 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from console.engine import pipeline
-from console.engine.briefing.alert import Alert
-from console.engine.briefing.models import Briefing
-from console.engine.briefing.request import BriefingRequest
 from console.engine.config import Settings
-from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
-from console.engine.pipeline import Hooks, MemorySnapshot, Routed
 from store.embedder import NO_EMBEDDER, Embedder, EmbeddingCache, EmbedProgress, OllamaEmbedder
 from store.errors import TriageError
 from store.index import IndexWriteFailed, MemoryIndex
 from store.loader import IncidentFileError, LoadedMemory, load_incidents
 from store.models import Incident
-from store.recall import Recall, recall
 from store.validation import future_start
 from store.writer import file_sha256, redact_incident, save_incident, save_lock
 
+# The briefing pipeline and the model client are imported where they are used: `triage index`,
+# `doctor` and `check` never run them (bench/headless_bench.py).
 if TYPE_CHECKING:
+    from console.engine.briefing.alert import Alert
+    from console.engine.briefing.models import Briefing
+    from console.engine.briefing.request import BriefingRequest
+    from console.engine.model.client import ModelClient
+    from console.engine.pipeline import Hooks, MemorySnapshot, Routed
     from console.engine.practice.evaluate import EvalQuery, EvalReport
     from console.engine.practice.history import Mode
     from console.engine.practice.replay import ReplayReport, TrackRecord
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from console.engine.verification.probe_run import ProbeRun
     from console.engine.verification.probes import DeclaredProbe
     from store.loader import SecretFinding
+    from store.recall import Recall
     from store.shared import PublishResult, Store
 
 
@@ -146,6 +147,8 @@ class TriageEngine:
     def model_client(self) -> ModelClient | None:
         if self.settings.offline or not self.settings.model:
             return None
+        from console.engine.model.client import ModelClient
+
         return ModelClient(self.settings.ollama_host, self.settings.model,
                            self.settings.model_timeout, stall=self.settings.stall_seconds)
 
@@ -160,6 +163,8 @@ class TriageEngine:
         """``online``, ``offline: why`` or ``not pulled``, asked of the server (short timeout)."""
         if self.settings.offline or not self.settings.model:
             return self.model_label()
+        from console.engine.model.client import ModelClient, ModelUnavailable, is_pulled
+
         client = ModelClient(self.settings.ollama_host, self.settings.model, timeout=3.0)
         try:
             pulled = client.list_models()
@@ -354,7 +359,6 @@ class TriageEngine:
                 self.load(partial=True)
                 broken = ", ".join(sorted({Path(p.file).name for p in exc.problems}))
                 return f"it is not updated from a memory with problems: {broken} does not load"
-
             # Only a hand edit landing right after our rename gets here: the save stands.
             notes.append(f"the incidents file could not be re-read after saving ({exc.title} "
                          f"{'; '.join(exc.lines[:3])}); the memory and index were left as "
@@ -422,6 +426,8 @@ class TriageEngine:
         if self.memory is None or self.index is None:
             self.load(partial=True)  # (a briefing goes on from what loads; see load)
         assert self.memory is not None and self.index is not None
+        from console.engine.pipeline import MemorySnapshot
+
         return MemorySnapshot(self.memory, self.index.pinned(), self.settings)
 
     def brief(self, alert: Alert | BriefingRequest, hooks: Hooks | None = None) -> Routed:
@@ -432,6 +438,9 @@ class TriageEngine:
         Without ``hooks`` the caller is headless (the CLI, a replay, a script): it has no
         status line or toast, so what loading the memory had to say (an index rebuilt, and
         why) becomes part of the briefing's notices."""
+        from console.engine import pipeline
+        from console.engine.briefing.request import BriefingRequest
+
         request = alert if isinstance(alert, BriefingRequest) else BriefingRequest(alert)
         routed = pipeline.route(request, self.snapshot(), hooks, self.model_client())
         search = routed.briefing.search
@@ -444,6 +453,9 @@ class TriageEngine:
     def rerecall(self, alert_text: str, hidden: frozenset[str]) -> Recall:
         """Search the memory again for ``alert_text`` as if ``hidden`` were not in it (the
         verification's independent re-recall); quarantined actions are left out, as always."""
+        from console.engine import pipeline
+        from store.recall import recall
+
         snapshot = self.snapshot()
         again = recall(snapshot.index, alert_text, hidden | pipeline.hidden_from_recall(snapshot))
         return pipeline.without(again, pipeline.quarantine(again))

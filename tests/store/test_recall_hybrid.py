@@ -101,8 +101,9 @@ def test_no_prior_incident_says_how_close_the_best_match_came(engine: TriageEngi
     assert briefing.search is not None
     gate = briefing.search.gate
     assert "cosine" in gate and "below the floor" in gate
-    assert f"{briefing.search.floor:g}" in gate
-    assert gate in briefing.summary
+    assert f"{briefing.search.floor:g}" in gate  # (in --json and the details view, F12) …
+    assert "cosine" not in briefing.summary  # … not in the words an engineer reads (issue 23)
+    assert "none of the 58 incidents in memory resembles this alert" in briefing.summary
 
 
 def test_paraphrase_without_shared_words_is_found_by_meaning(tmp_path: Path, write_incidents,

@@ -51,3 +51,20 @@ async def brief_and_wait(pilot: Any, alert: str) -> None:
     await pilot.pause()
     await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def settle(pilot: Any, app: Any) -> None:
+    """Let the App's workers (memory, briefing) finish and the screen catch up with them."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def brief(pilot: Any, app: Any, alert: str) -> None:
+    """As the engineer does it: F2, the alert, Enter; settled once the briefing is shown."""
+    await settle(pilot, app)
+    await pilot.press("f2")
+    app.screen.query_one("#alert-input", Input).value = alert
+    await pilot.press("enter")
+    await settle(pilot, app)

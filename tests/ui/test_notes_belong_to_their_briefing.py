@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.pilot import Pilot
-from textual.widgets import Input, Select, Static
+from textual.widgets import Select, Static
 
 from console.engine.config import Settings
 from console.ui.app import TriageApp
 from console.ui.screens.postmortem import PostmortemScreen
 from console.ui.widgets.action_row import ActionRow
 from tests.conftest import BUNDLED_INCIDENTS
+from tests.ui.driving import brief, settle
 
 SIZE = (120, 40)
 CHECKOUT = "checkout-service p99 latency up, intermittent database connection errors"
@@ -33,21 +34,6 @@ def incidents(tmp_path: Path) -> Path:
 
 def make_app(incidents: Path, data_dir: Path) -> TriageApp:
     return TriageApp(Settings(incidents_path=incidents, data_dir=data_dir))
-
-
-async def settle(pilot: Pilot[None], app: TriageApp) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def brief(pilot: Pilot[None], app: TriageApp, alert: str) -> None:
-    await settle(pilot, app)
-    await pilot.press("f2")
-    app.screen.query_one("#alert-input", Input).value = alert
-    await pilot.press("enter")
-    await settle(pilot, app)
 
 
 async def note(pilot: Pilot[None], app: TriageApp, intent: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from console.engine.briefing.models import Briefing
 from console.engine.config import Settings
@@ -19,6 +19,8 @@ from console.ui.screens.details import DetailsScreen
 from console.ui.screens.main import MainScreen
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from tests.conftest import BUNDLED_INCIDENTS
+from tests.ui import driving
+from tests.ui.driving import settle
 
 SIZES = [(120, 40), (80, 24)]
 PROVEN = "payments-api 5xx error rate above 5% after deploy, checkout failing"
@@ -37,20 +39,9 @@ def make_app(data_dir: Path) -> TriageApp:
     return TriageApp(Settings(incidents_path=BUNDLED_INCIDENTS, data_dir=data_dir))
 
 
-async def settle(pilot: Pilot[None], app: TriageApp) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def brief(pilot: Pilot[None], app: TriageApp, alert: str) -> Briefing:
     """F2, the alert, Enter — and the briefing the App put on screen."""
-    await settle(pilot, app)
-    await pilot.press("f2")
-    app.screen.query_one("#alert-input", Input).value = alert
-    await pilot.press("enter")
-    await settle(pilot, app)
+    await driving.brief(pilot, app, alert)
     assert app.state.shown is not None
     return app.state.shown.briefing
 

@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from console.engine.briefing.models import AlertGroup
@@ -23,6 +22,7 @@ from console.ui.screens.postmortem import PostmortemScreen, alert_started_at
 from console.ui.widgets.batch_list import batch_title, left_out
 from tests.batches import alert_item, webhook
 from tests.conftest import BUNDLED_INCIDENTS, TEST_NOW
+from tests.ui.driving import brief, settle
 from tests.ui.test_small_terminal import screen_lines
 
 SMALL = (80, 24)
@@ -32,21 +32,6 @@ CHECKOUT = "checkout-service p99 latency up, intermittent database connection er
 
 def make_app(data_dir: Path, incidents: Path = BUNDLED_INCIDENTS) -> TriageApp:
     return TriageApp(Settings(incidents_path=incidents, data_dir=data_dir))
-
-
-async def settle(pilot: Pilot[None], app: TriageApp) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def brief(pilot: Pilot[None], app: TriageApp, alert: str) -> None:
-    await settle(pilot, app)
-    await pilot.press("f2")
-    app.screen.query_one("#alert-input", Input).value = alert
-    await pilot.press("enter")
-    await settle(pilot, app)
 
 
 # --- 80×24: nothing cut ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from console.engine.config import Settings
 from console.ui.app import TriageApp
@@ -25,6 +25,7 @@ from console.ui.widgets.action_row import ActionRow
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.verification_panel import VerificationPanel
 from tests.conftest import BUNDLED_INCIDENTS
+from tests.ui.driving import brief, settle
 
 SIZE = (120, 40)
 OVERTURN = ("media queue: jobs waiting, backlog growing, workers falling behind, pods near "
@@ -37,21 +38,6 @@ MAINTAIN = "auth-service logins failing after key rotation"
 
 def app_on(incidents: Path, data_dir: Path) -> TriageApp:
     return TriageApp(Settings(incidents_path=incidents, data_dir=data_dir))
-
-
-async def settle(pilot: Pilot[None], app: TriageApp) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def brief(pilot: Pilot[None], app: TriageApp, alert: str) -> None:
-    await settle(pilot, app)
-    await pilot.press("f2")
-    app.screen.query_one("#alert-input", Input).value = alert
-    await pilot.press("enter")
-    await settle(pilot, app)
 
 
 def briefing_text(app: TriageApp) -> str:

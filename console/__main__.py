@@ -38,6 +38,12 @@ def _parser() -> argparse.ArgumentParser:
                              "(also TRIAGE_DRILL=1)")
     parser.add_argument("--include-drills", action="store_true", dest="console_include_drills",
                         help=DRILLS_HELP)
+    parser.add_argument("--listen", nargs="?", const="", default=None, metavar="HOST[:PORT]",
+                        help="also receive webhooks while the console runs (Alertmanager "
+                             "webhook_configs, Grafana contact points): POST / or /alerts; "
+                             "default 127.0.0.1:9095, port 9095 when only a host is given; "
+                             "TRIAGE_LISTEN_TOKEN makes senders carry `Authorization: Bearer "
+                             "TOKEN`")
     commands = parser.add_subparsers(dest="command")
     brief = commands.add_parser("brief", help="run the whole pipeline for one alert, headless")
     brief.add_argument("text", nargs="?", help="alert text, or - to read stdin")
@@ -162,10 +168,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.drill:
         settings = settings.replace(game_day=True)
     if args.command is None:
-        from console.ui.app import TriageApp
-
-        TriageApp(settings).run()
-        return EXIT_OK
+        return _console(settings, args.listen)
+    if args.listen is not None:
+        return _refuse(f"--listen is for the console (`triage --listen`), not for `triage "
+                       f"{args.command}`")
     with _collector_paused():  # importing the command builds ~100k objects, none garbage
         from console.cli import COMMANDS
 
@@ -173,6 +179,23 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command in ONE_SHOT:
             return _run(run_command, settings, args)
     return _run(run_command, settings, args)
+
+
+def _console(settings: Settings, listen: str | None) -> int:
+    """Open the console (receiving webhooks on ``listen`` when given: ``--listen``)."""
+    from console.ui.app import TriageApp
+
+    if listen is not None:
+        from console.engine.listen import ListenError, parse_listen
+
+        try:
+            app = TriageApp(settings, listen=parse_listen(listen))
+        except ListenError as exc:
+            return _refuse(exc.title + (f"; {exc.hint}" if exc.hint else ""))
+    else:
+        app = TriageApp(settings)
+    app.run()
+    return EXIT_OK
 
 
 # Commands that do one bounded piece of work and end: the cyclic GC stays off while they run.

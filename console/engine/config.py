@@ -89,6 +89,9 @@ class Settings:
     # "Now" for the age of evidence (TRIAGE_NOW: an ISO date or time, for demos and tests, so
     # "over a year old" does not change with the calendar); None: the wall clock.
     fixed_now: datetime | None = None
+    # The bearer token a webhook posted to `triage --listen` must carry (TRIAGE_LISTEN_TOKEN);
+    # None: any local sender is accepted (the default host is loopback only).
+    listen_token: Secret | None = None
 
     @property
     def stall_seconds(self) -> float:
@@ -108,7 +111,7 @@ class Settings:
     def __post_init__(self) -> None:
         for name in ("incidents_path", "data_dir"):  # callers may hand in str paths
             object.__setattr__(self, name, Path(getattr(self, name)))
-        for name in ("s3_secret_access_key", "s3_session_token"):
+        for name in ("s3_secret_access_key", "s3_session_token", "listen_token"):
             value = getattr(self, name)
             if isinstance(value, str):
                 object.__setattr__(self, name, _secret(value))
@@ -189,6 +192,7 @@ class Settings:
             s3_allow_http=_flag(env.get("TRIAGE_S3_ALLOW_HTTP")),
             store_timeout=_seconds(env, "TRIAGE_S3_TIMEOUT") or 5.0,
             fixed_now=_moment(env.get("TRIAGE_NOW")),
+            listen_token=_secret((env.get("TRIAGE_LISTEN_TOKEN") or "").strip() or None),
         )
 
 

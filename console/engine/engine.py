@@ -25,9 +25,9 @@ from store.writer import file_sha256, redact_incident, save_incident, save_lock
 if TYPE_CHECKING:
     from console.engine.briefing.alert import Alert
     from console.engine.briefing.models import Briefing
-    from console.engine.briefing.request import BriefingRequest
+    from console.engine.briefing.request import BriefingRequest, CancelToken
     from console.engine.model.client import ModelClient
-    from console.engine.pipeline import Hooks, MemorySnapshot, Routed
+    from console.engine.pipeline import FirstLook, Hooks, MemorySnapshot, Routed
     from console.engine.practice.evaluate import EvalQuery, EvalReport
     from console.engine.practice.history import Mode
     from console.engine.practice.replay import ReplayReport, TrackRecord
@@ -449,6 +449,15 @@ class TriageEngine:
             return routed
         return dataclasses.replace(routed, briefing=routed.briefing.model_copy(update={
             "search": search.model_copy(update={"notices": [*loaded, *search.notices]})}))
+
+    def first_look(self, alert: Alert, cancel: CancelToken | None = None) -> FirstLook:
+        """The memory's state and top incident for ``alert`` without briefing it (a page
+        received by ``--listen``, listed until the engineer briefs it)."""
+        from console.engine import pipeline
+        from console.engine.briefing.request import CancelToken
+
+        return pipeline.first_look(alert, self.snapshot(), cancel if cancel is not None
+                                   else CancelToken())
 
     def rerecall(self, alert_text: str, hidden: frozenset[str]) -> Recall:
         """Search the memory again for ``alert_text`` as if ``hidden`` were not in it (the

@@ -51,6 +51,18 @@ AUDIT_BODY_CHARS = 4_000
 PATHS = frozenset({"/", "/alerts"})
 
 
+def is_loopback(host: str) -> bool:
+    """``host`` reaches this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class ListenError(TriageError):
     """``--listen`` cannot be used as given (a bad HOST:PORT, a port in use)."""
 
@@ -84,12 +96,14 @@ def parse_listen(value: str | None) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class ReceivedAlert:
-    """One accepted webhook: its sequence number, when it came, the parsed alert."""
+    """One accepted webhook: its sequence number, when it came, the parsed alert, who sent it,
+    and its body as text (``raw``: what the console briefs, as if it had been pasted)."""
 
     number: int
     received_at: str
     alert: Alert
     peer: str
+    raw: str = ""
 
 
 @dataclass
@@ -165,6 +179,11 @@ class Receiver:
         self.server.server_close()
 
     # -- called by the handler --------------------------------------------------------------
+
+    def limit(self, rate: float, burst: int) -> None:
+        """Take at most ``rate`` requests a second from now on, with bursts up to ``burst``."""
+        with self._bucket_lock:
+            self._bucket = _Bucket(rate, float(burst))
 
     def allowed(self) -> bool:
         with self._bucket_lock:
@@ -287,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(400, exc.title)
             return
         received = ReceivedAlert(owner.number(), datetime.now(UTC).isoformat(timespec="seconds"),
-                                 alert, peer)
+                                 alert, peer, text)
         if not owner.on_alert(received):
             owner.log(peer, path, 503, "the console's queue is full", body, alert)
             self._answer(503, "the console has too many alerts waiting: retry", retry=True)
@@ -338,4 +357,4 @@ def _token_ok(header: str | None, token: str) -> bool:
 
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MAX_BODY_BYTES", "ListenError", "ReceivedAlert",
-           "Receiver", "parse_listen"]
+           "Receiver", "is_loopback", "parse_listen"]

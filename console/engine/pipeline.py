@@ -22,7 +22,11 @@ from console.engine.briefing.alert import Alert
 from console.engine.briefing.applicability import ServiceRead, read_service
 from console.engine.briefing.audit import AuditLog
 from console.engine.briefing.batch import GroupRecall, batch_entries, strongest
-from console.engine.briefing.deterministic import deterministic_briefing, recalled_records
+from console.engine.briefing.deterministic import (
+    deterministic_briefing,
+    recalled_records,
+    shown_score,
+)
 from console.engine.briefing.instructions import looks_like_instructions
 from console.engine.briefing.models import Briefing, RecalledRecord, SourceUse
 from console.engine.briefing.request import BriefingRequest, CancelToken
@@ -151,6 +155,29 @@ def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
         groups.append(GroupRecall(group, recalled, judged.state, judged.lead_match))
     chosen = alert.group if alert.group is not None else strongest(groups)
     return alert.for_group(chosen), groups[chosen].recall, groups
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """What the memory alone says of an alert, before anyone briefs it: the state its verdict
+    gives, the top incident recalled and its score as a briefing shows it (None: no incident
+    was recalled). The incoming list (``triage --listen``) shows one per page received."""
+
+    state: str
+    top_incident_id: str | None = None
+    score: float | None = None
+
+
+def first_look(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken) -> FirstLook:
+    """Recall and verdict only — no model, no briefing: the group a briefing would brief
+    (the strongest of a payload's), with quarantined actions left out as always."""
+    chosen, recalled, _groups = recall_alert(alert, snapshot, cancel)
+    usable = without(recalled, quarantine(recalled))
+    judged = verdict(usable, service_of(chosen, snapshot.memory), snapshot.settings.now())
+    if not usable.incidents:
+        return FirstLook(judged.state)
+    top = usable.incidents[0]
+    return FirstLook(judged.state, top.incident_id, shown_score(top.score))
 
 
 def hidden_from_recall(snapshot: MemorySnapshot) -> frozenset[str]:

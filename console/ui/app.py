@@ -44,6 +44,10 @@ from console.ui.messages import (
     MemoryLoaded,
     MemoryWanted,
     ModelState,
+    PageChosen,
+    PageLooked,
+    PageReceived,
+    PagesLooked,
     PostmortemRequested,
     ProvisionalBriefing,
     RecallReady,
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
     from console.engine.briefing.request import BriefingRequest
     from console.engine.config import Settings
     from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
+    from console.engine.listen import ReceivedAlert, Receiver
     from console.engine.practice.gameday import Timeline
     from console.ui.screens.postmortem import PostmortemScreen
     from store.models import Action
@@ -94,7 +99,10 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         Binding("ctrl+q", "quit", "Quit", tooltip="Quit the console", id="quit", priority=True),
     ]
 
-    def __init__(self, settings: Settings, engine: TriageEngine | None = None) -> None:
+    def __init__(self, settings: Settings, engine: TriageEngine | None = None,
+                 listen: tuple[str, int] | None = None) -> None:
+        """``listen``: (host, port) to receive webhooks on while the console runs (`triage
+        --listen`); bound here, so a port in use is a ListenError before anything is drawn."""
         super().__init__()
         self.settings = settings
         self._engine = engine
@@ -109,6 +117,16 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         self.drill_over = False
         # F5 was pressed: the next memory loaded says so (how many incidents it now holds).
         self._reload_asked = False
+        # The webhook receiver (`--listen`) and the pages it handed over that the event loop
+        # has not taken yet (counted under a lock: the receiver's threads add, the loop takes).
+        self.receiver: Receiver | None = None
+        self._pages_waiting = 0
+        self._pages_lock = threading.Lock()
+        if listen is not None:
+            from console.engine.listen import Receiver
+
+            token = settings.listen_token.get_secret_value() if settings.listen_token else None
+            self.receiver = Receiver(*listen, on_alert=self._page_arrived, token=token)
 
     @property
     def engine(self) -> TriageEngine:
@@ -142,6 +160,112 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         if self.settings.game_day:
             self._start_game_day()
         self.push_screen(MainScreen(self.state, game_day=self.settings.game_day))
+        if self.receiver is not None:
+            self._start_listening(self.receiver)
+
+    def on_unmount(self) -> None:
+        if self.receiver is not None:
+            self.receiver.stop()
+
+    # --- pages received while the console runs (`triage --listen`) ---------------------------
+
+    def _start_listening(self, receiver: Receiver) -> None:
+        from console.engine.listen import is_loopback
+
+        receiver.audit = self.audit  # (a game day's tagged log, opened just above)
+        receiver.start()
+        host, port = receiver.address
+        shown = f"[{host}]" if ":" in host else host
+        self.state.listening = f"http://{shown}:{port}/"
+        if not is_loopback(host) and receiver.token is None:
+            self.notify(f"Listening on {self.state.listening} beyond this machine without a "
+                        "token: anyone who can reach it can post pages. Set "
+                        "TRIAGE_LISTEN_TOKEN (senders then need `Authorization: Bearer …`).",
+                        title="Listening", severity="warning", timeout=12, markup=False)
+
+    # Pages handed over and not yet taken by the event loop: beyond this the sender is told
+    # to retry (503), so a flood never grows the message queue without bound.
+    MAX_PAGES_WAITING = 100
+
+    def _page_arrived(self, received: ReceivedAlert) -> bool:
+        """(On a receiver thread.) Hand a page to the event loop; False when it has too many
+        waiting (the sender gets 503 and retries) or the console is closing."""
+        with self._pages_lock:
+            if self._pages_waiting >= self.MAX_PAGES_WAITING or not self.is_running:
+                return False
+            self._pages_waiting += 1
+        self.post_message(PageReceived(received))
+        return True
+
+    def on_page_received(self, message: PageReceived) -> None:
+        """A page is listed (and, on a game day, joins the timeline); the briefing on screen
+        stays: the list and the status line say a page came, nothing else moves."""
+        with self._pages_lock:
+            self._pages_waiting -= 1
+        received = message.received
+        self.state.received(received)
+        if self.timeline is not None:
+            self.timeline.alert_received(received.alert.text,
+                                         via=f"webhook #{received.number} from {received.peer}")
+        if self.main_screen is not None:
+            self.main_screen.show_incoming()
+        self._look_at_pages()
+
+    def _look_at_pages(self) -> None:
+        """Start the first-look worker on the pages waiting for one (one batch at a time, and
+        only once the memory is loaded: the memory worker loads it, never two at once)."""
+        state = self.state
+        if state.looking or not state.to_look or state.memory_status is None:
+            return
+        numbers, state.to_look = state.to_look, []
+        pages = [(n, page.received.alert) for n in numbers if (page := state.page(n))]
+        if not pages:
+            return
+        state.looking = True
+        self.look_at_pages(pages)
+
+    @work(thread=True, group="incoming", exit_on_error=False)
+    def look_at_pages(self, pages: list[tuple[int, Alert]]) -> None:
+        """Recall each page (the memory alone: no model) for the list's state and top incident."""
+        from store.errors import TriageError
+
+        try:
+            for number, alert in pages:
+                try:
+                    self.post_message(PageLooked(number, self.engine.first_look(alert)))
+                except TriageError as exc:
+                    self.post_message(PageLooked(number, failed=exc.title))
+        finally:
+            self.post_message(PagesLooked())
+
+    def on_page_looked(self, message: PageLooked) -> None:
+        page = self.state.page(message.number)
+        if page is None:
+            return  # (it has left the list since)
+        page.look, page.failed = message.look, message.failed
+        if self.main_screen is not None:
+            self.main_screen.show_incoming()
+
+    def on_pages_looked(self, message: PagesLooked) -> None:
+        self.state.looking = False
+        self._look_at_pages()
+
+    def on_page_chosen(self, message: PageChosen) -> None:
+        """Enter on a page: it is briefed as if its body had been pasted in the alert box."""
+        state = self.state
+        page = state.page(message.number)
+        if page is None:
+            self.notify(f"Page #{message.number} has left the list (only the newest "
+                        "are kept; the audit log has every one).", title="Incoming pages",
+                        timeout=5)
+            return
+        from console.ui.widgets.alert_input import as_pasted
+
+        page.seen = True
+        text = as_pasted(page.received.raw) or page.received.alert.text
+        if self.main_screen is not None:
+            self.main_screen.put_alert(text)
+        self._brief_text(text, page=message.number)
 
     # --- game day: a DRILL banner on every screen, audit lines tagged, a timeline ------------
 
@@ -282,19 +406,26 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
 
     def on_alert_submitted(self, message: AlertSubmitted) -> None:
         """A new briefing request; the running one (if any) is cancelled and its answer dropped."""
+        self._brief_text(message.raw_alert)
+
+    def _brief_text(self, raw_alert: str, page: int | None = None) -> None:
+        """Brief ``raw_alert`` (typed, pasted, or the body of incoming ``page``)."""
         from console.engine.briefing.alert import AlertError, parse_alert
 
         self.cancel_briefing(quiet=True)
         main = self.main_screen
+        state = self.state
+        state.incoming_shown = page
+        if state.incoming and main is not None:
+            main.show_incoming()
         try:
-            alert = parse_alert(message.raw_alert)
+            alert = parse_alert(raw_alert)
         except AlertError as exc:
             if main is not None:
                 main.show_failure(str(exc))
             return
-        state = self.state
         state.batch_alert = state.batch_shown = state.batch_group = None
-        if self.timeline is not None:
+        if self.timeline is not None and page is None:  # (a page joined it when it came)
             self.timeline.alert_received(alert.text)
         request = self._new_request(alert)
         if main is not None:
@@ -435,6 +566,7 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
                 screen.memory_loaded(message.status)
+        self._look_at_pages()  # (pages that came while it loaded)
         if self._reload_asked:
             self._reload_asked = False
             self.notify(reloaded(message.status, before), title="Reload (F5)", timeout=5,
@@ -444,6 +576,12 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         from console.ui.screens.postmortem import PostmortemScreen
 
         self._reload_asked = False  # (the briefing pane and the status line say what failed)
+        waiting = set(self.state.to_look)
+        for page in self.state.incoming:
+            if page.received.number in waiting:
+                page.failed = "the memory did not load: F5 once it is fixed"
+        if waiting and self.main_screen is not None:
+            self.main_screen.show_incoming()
 
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen | PostmortemScreen):
@@ -550,6 +688,14 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
             if event.worker.group == "brief":
                 self.state.request = None
                 self.state.batch_group = self.state.batch_shown
+            if event.worker.group == "incoming":  # (a page's first look: never over the briefing)
+                self.state.looking = False
+                for page in self.state.incoming:
+                    if page.look is None and not page.failed:
+                        page.failed = f"{type(error).__name__}: {error}"[:80]
+                if self.main_screen is not None:
+                    self.main_screen.show_incoming()
+                return
             if event.worker.group.startswith("verify"):
                 self.state.verifying = None
                 if self.main_screen is not None:

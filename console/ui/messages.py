@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from console.engine.briefing.models import Briefing, RecalledRecord
     from console.engine.briefing.tripwire import TripwireHit
     from console.engine.engine import MemoryStatus
+    from console.engine.listen import ReceivedAlert
     from console.engine.model.client import Progress
-    from console.engine.pipeline import Routed
+    from console.engine.pipeline import FirstLook, Routed
     from console.engine.verification.passes import Plan
     from console.engine.verification.probe_run import ProbeRun
     from console.ui.state import SavedReplay
@@ -165,6 +166,28 @@ class SavedReplayRead(Message):
     saved: SavedReplay
 
 
+@dataclass
+class PageReceived(Message):
+    """(From the webhook receiver's thread.) A page was accepted: list it."""
+
+    received: ReceivedAlert
+
+
+@dataclass
+class PageLooked(Message):
+    """(From the first-look worker.) What the memory alone says of page ``number``: ``look``,
+    or ``failed`` with why there is none."""
+
+    number: int
+    look: FirstLook | None = None
+    failed: str = ""
+
+
+@dataclass
+class PagesLooked(Message):
+    """(From the first-look worker.) Its batch is done: the next one may start."""
+
+
 # --- what screens ask of the App: each a request its handlers decide on ----------------------
 
 
@@ -183,6 +206,13 @@ class AlertSubmitted(Message):
     """Enter in the alert box: brief this alert (a new request)."""
 
     raw_alert: str
+
+
+@dataclass
+class PageChosen(Message):
+    """Enter on a page of the incoming list: brief page ``number`` (a new request)."""
+
+    number: int
 
 
 @dataclass

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from console.engine.briefing.request import BriefingRequest
     from console.engine.briefing.tripwire import Tripwire, TripwireHit
     from console.engine.engine import MemoryStatus
-    from console.engine.pipeline import Routed
+    from console.engine.listen import ReceivedAlert
+    from console.engine.pipeline import FirstLook, Routed
     from console.engine.practice.replay import ReplayReport, TrackRecord
     from console.engine.verification.passes import Plan
     from console.engine.verification.probe_run import ProbeRun
@@ -58,6 +59,21 @@ class SavedReplay:
         return self.record.line(tier)
 
 
+# Pages kept in the incoming list (newest first); older ones leave it (the audit log has all).
+MAX_LISTED = 200
+
+
+@dataclass
+class Incoming:
+    """A page received by ``triage --listen``: what the memory alone says of it once recalled
+    (``look``; ``failed`` says why there is none), and whether it has been briefed."""
+
+    received: ReceivedAlert
+    look: FirstLook | None = None
+    failed: str = ""
+    seen: bool = False
+
+
 @dataclass
 class ConsoleState:
     """The console's state. Changed only by the App's handlers, on its event loop."""
@@ -86,6 +102,39 @@ class ConsoleState:
     # The saved drill, read off the event loop when the memory loads, after a save and after
     # a replay of every incident; None until the first read has come back.
     saved_replay: SavedReplay | None = None
+    # Pages received by `--listen`, newest first; the numbers still to be recalled (a worker
+    # takes them as a batch, ``looking`` while it runs); the page whose briefing is on screen.
+    incoming: list[Incoming] = field(default_factory=list)
+    listening: str = ""  # the receiver's address (http://HOST:PORT/), "" when not listening
+    to_look: list[int] = field(default_factory=list)
+    looking: bool = False
+    incoming_shown: int | None = None
+
+    def received(self, received: ReceivedAlert) -> Incoming:
+        """A page came in: listed first (the oldest beyond MAX_LISTED leave the list)."""
+        page = Incoming(received)
+        self.incoming.insert(0, page)
+        del self.incoming[MAX_LISTED:]
+        self.to_look.append(received.number)
+        return page
+
+    def page(self, number: int) -> Incoming | None:
+        return next((p for p in self.incoming if p.received.number == number), None)
+
+    @property
+    def new_pages(self) -> int:
+        return sum(not page.seen for page in self.incoming)
+
+    def incoming_words(self) -> str:
+        """What the status line says of the receiver: the newest page not yet briefed, and how
+        many are waiting; else where it listens."""
+        new = [page for page in self.incoming if not page.seen]
+        if new:
+            more = f", {len(new)} new" if len(new) > 1 else ""
+            return f"new page #{new[0].received.number}{more} (F11)"
+        if self.listening:
+            return f"listening {self.listening.removeprefix('http://').rstrip('/')}"
+        return ""
 
     @property
     def shown(self) -> Routed | None:

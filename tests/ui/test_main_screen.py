@@ -180,7 +180,8 @@ async def test_help_and_palette_reach_every_action(tmp_path: Path) -> None:
         assert bound - titles == {"Cancel briefing", "Edit incident", "Brief the next alert group",
                                   "Brief the previous alert group", "Focus alert groups",
                                   "Export the briefing as Markdown",  # no briefing yet
-                                  "End the game day"}  # not a game day
+                                  "End the game day",  # not a game day
+                                  "Focus incoming pages"}  # no page received (--listen)
 
 
 @pytest.mark.parametrize("module", ["console.ui.app", "console.__main__"])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,7 +13,13 @@ from typing import Any
 
 
 class AuditLog:
-    """Append-only JSON lines in the data dir; a failure to write never blocks a briefing."""
+    """Append-only JSON lines in the data dir; a failure to write never blocks a briefing.
+
+    Threads (the briefing worker, the webhook receiver's) and processes (a console and a
+    `triage brief`) append to one file: each line is written whole under a lock, never
+    interleaved with another."""
+
+    _lock = threading.Lock()  # (one per process: every AuditLog of a path shares the file)
 
     def __init__(self, path: Path, tags: Mapping[str, Any] | None = None) -> None:
         """``tags`` go on every line (a game day's ``drill``/``drill_id``: practice is never
@@ -26,7 +34,8 @@ class AuditLog:
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
+            with self._lock, self.path.open("a", encoding="utf-8") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -160,8 +160,10 @@ class Timeline:
             handle.seek(-1, os.SEEK_END)
             return handle.read(1) == b"\n"
 
-    def alert_received(self, alert_text: str) -> GameDayEvent:
-        return self.record(EventKind.ALERT_RECEIVED, text=safe_intent(alert_text))
+    def alert_received(self, alert_text: str, via: str = "") -> GameDayEvent:
+        """An alert to brief: typed or pasted, or ``via`` a webhook (`triage --listen`)."""
+        detail = {"via": safe_intent(via)} if via else {}
+        return self.record(EventKind.ALERT_RECEIVED, text=safe_intent(alert_text), detail=detail)
 
     def briefing_shown(self, briefing: Briefing) -> GameDayEvent:
         """The briefing exactly as shown (kept whole, so the report can show it again)."""
@@ -254,6 +256,8 @@ def _describe(event: GameDayEvent) -> str:
         if event.amends is not None:
             return f"outcome of #{event.amends}: {outcome}{tripped}"
         return f"{literal(event.text)} → {outcome}{tripped}"
+    if event.kind is EventKind.ALERT_RECEIVED and event.detail.get("via"):
+        return f"{literal(event.text)} (via {literal(str(event.detail['via']))})"
     return literal(event.text)
 
 

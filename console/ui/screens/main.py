@@ -28,6 +28,7 @@ from console.ui.messages import (
     GroupStepped,
     IntentTyped,
     MemoryWanted,
+    PageChosen,
     PostmortemRequested,
     ProbeRunConfirmed,
     QuestionAnswered,
@@ -39,6 +40,7 @@ from console.ui.widgets.alert_input import AlertInput
 from console.ui.widgets.batch_list import BatchList
 from console.ui.widgets.briefing_pane import BriefingPane
 from console.ui.widgets.confidence_panel import ConfidencePanel
+from console.ui.widgets.incoming_list import IncomingList
 from console.ui.widgets.key_footer import KeyFooter
 from console.ui.widgets.recalled_sidebar import RecalledSidebar
 from console.ui.widgets.status_line import StatusLine
@@ -124,9 +126,14 @@ class MainScreen(Screen[None]):
             tooltip="Brief the previous alert group of this payload", id="previous-group"),
         Key("f9", "focus_groups", "Groups", show=False, title="Focus alert groups",
             tooltip="Pick an alert group of this payload; Enter briefs it", id="focus-groups"),
+        # Offered while `triage --listen` receives pages (check_action).
+        Key("f11", "focus_incoming", "Incoming", title="Focus incoming pages",
+            tooltip="The pages received by --listen, newest first; Enter briefs one",
+            id="focus-incoming"),
         # While the keys above have nothing to act on (check_action), they say why instead of
         # doing nothing (not in the footer or the palette).
         Key("f8,shift+f8,f9", "say_no_groups", "Next group", show=False),
+        Key("f11", "say_no_pages", "Incoming", show=False),
         Key("e", "say_no_record", "Edit incident", show=False),
     ]
 
@@ -148,6 +155,7 @@ class MainScreen(Screen[None]):
         yield Static(Text(""), markup=False, id="memory-banner")
         yield AlertInput(placeholder="Alert ▸ type or paste the alert, then Enter",
                          id="alert-input")
+        yield IncomingList(id="incoming")
         yield BatchList(id="batch")
         with Horizontal(id="panes"):
             with Vertical(id="left"):
@@ -250,7 +258,26 @@ class MainScreen(Screen[None]):
     def show_status(self, activity: str = "") -> None:
         status = self.state.memory_status
         if status:
-            self.query_one(StatusLine).show_status(status, activity, self.state.model_state)
+            self.query_one(StatusLine).show_status(status, activity, self.state.model_state,
+                                                   self.state.incoming_words())
+
+    def show_incoming(self) -> None:
+        """The pages received (the App's list), the status line counting the new ones; the
+        briefing on screen, and the focus, stay where they are."""
+        pages = self.query_one(IncomingList)
+        pages.address = self.state.listening
+        pages.show_pages(self.state.incoming, self.state.incoming_shown)
+        self.refresh_bindings()
+        if self.state.memory_status:
+            self.show_status()
+        else:
+            self.query_one(StatusLine).show_problem(
+                f"loading memory… · {self.state.incoming_words()}")
+
+    def put_alert(self, raw: str) -> None:
+        """The alert box holds what is briefed (a page chosen from the incoming list): Enter
+        briefs it again, Ctrl+R takes it as a paste would be taken."""
+        self.query_one("#alert-input", Input).value = raw
 
     def show_reloading(self) -> None:
         self.query_one(StatusLine).show_problem("reloading memory…")
@@ -406,6 +433,10 @@ class MainScreen(Screen[None]):
     def brief_group(self, event: BatchList.Chosen) -> None:
         self.ask(GroupChosen(event.index))
 
+    @on(IncomingList.Chosen)
+    def brief_page(self, event: IncomingList.Chosen) -> None:
+        self.ask(PageChosen(event.number))
+
     @on(RecalledSidebar.Opened)
     def open_record(self, event: RecalledSidebar.Opened) -> None:
         from console.ui.screens.record import RecordScreen
@@ -464,6 +495,10 @@ class MainScreen(Screen[None]):
             return self.state.batch_alert is not None
         if action == "say_no_groups":
             return self.state.batch_alert is None
+        if action == "focus_incoming":
+            return bool(self.state.incoming)
+        if action == "say_no_pages":
+            return not self.state.incoming
         if action == "say_no_record":
             return self._highlighted_record() is None
         if action == "end_drill":
@@ -500,6 +535,18 @@ class MainScreen(Screen[None]):
 
     def action_focus_groups(self) -> None:
         self.query_one(BatchList).focus()
+
+    def action_focus_incoming(self) -> None:
+        self.query_one(IncomingList).focus()
+
+    def action_say_no_pages(self) -> None:
+        if self.state.listening:
+            said = (f"No page received yet. Point an Alertmanager webhook or a Grafana contact "
+                    f"point at {self.state.listening}: pages are listed here as they come.")
+        else:
+            said = ("F11 lists pages received while the console listens: start it with "
+                    "`triage --listen` (127.0.0.1:9095) and point Alertmanager at it.")
+        self.notify(said, title="Incoming pages", timeout=6, markup=False)
 
     def action_reload_memory(self) -> None:
         self.ask(ReloadRequested())

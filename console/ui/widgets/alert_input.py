@@ -22,6 +22,11 @@ from textual.widgets import Input
 from store.sequences import strip_sequences
 
 
+def as_pasted(text: str) -> str:
+    """``text`` as the alert box holds a paste of it: one line, its lines joined by spaces."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 class AlertInput(Input):
     """The one-line alert box."""
 
@@ -32,7 +37,7 @@ class AlertInput(Input):
         from console.engine.briefing.alert import capped, cut_notice  # off the first paint
 
         pasted = capped(strip_sequences(event.text), "the pasted alert")
-        text = " ".join(line.strip() for line in pasted.text.splitlines() if line.strip())
+        text = as_pasted(pasted.text)
         if text:
             if self.selection.is_empty:
                 self.insert_text_at_cursor(text)

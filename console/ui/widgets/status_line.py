@@ -23,14 +23,16 @@ def model_words(model: str) -> tuple[str, str]:
 
 
 def status_texts(status: MemoryStatus, activity: str = "",
-                 model_state: str | None = None) -> list[str]:
+                 model_state: str | None = None, incoming: str = "") -> list[str]:
     """The status line from the longest wording to the shortest, for the width to choose from:
-    each keeps the words that matter most (the model's state, what is happening now) ahead of
-    the details, which a narrower one says shorter or leaves to F1 and `triage doctor`."""
+    each keeps the words that matter most (the model's state, what is happening now, a new
+    page) ahead of the details, which a narrower one says shorter or leaves to F1 and
+    `triage doctor`."""
     model, model_short = model_words(model_state or status.model)
     hidden = f" ({status.hidden})" if status.hidden else ""  # what the overlay hides
     index_short = _WHY.sub("", status.index)
     doing = f" · {activity}" if activity else ""
+    doing += f" · {incoming}" if incoming else ""
     return [
         f"triage · memory {status.incidents} incidents / {status.actions} actions · "
         f"index {status.index}{hidden} · {model}{doing}",
@@ -54,8 +56,8 @@ class StatusLine(Static):
         self._texts: list[str] = []
 
     def show_status(self, status: MemoryStatus, activity: str = "",
-                    model_state: str | None = None) -> None:
-        self._texts = status_texts(status, activity, model_state)
+                    model_state: str | None = None, incoming: str = "") -> None:
+        self._texts = status_texts(status, activity, model_state, incoming)
         self._fit()
 
     def show_problem(self, message: str) -> None:

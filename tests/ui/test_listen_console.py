@@ -266,3 +266,36 @@ def test_listen_is_refused_for_a_command_and_for_a_bad_address(
     assert "--listen is for the console" in capsys.readouterr().err
     assert main(["--listen", "127.0.0.1:99999"]) == 2
     assert "the port must be a number from 1 to 65535" in capsys.readouterr().err
+
+
+async def test_every_format_a_tool_posts_is_listed_and_briefed_in_the_console(
+        bundled_data_dir: Path) -> None:
+    """Each payload of tests/data/payloads (one per format, written from the tools' public
+    documentation) posted as its tool would: listed with the payments incident, then briefed."""
+    names = ["alertmanager.json", "grafana.json", "pagerduty_events_v2.json",
+             "pagerduty_webhook_v3.json", "opsgenie.json"]
+    folder = Path(__file__).parents[1] / "data" / "payloads"
+    app = make_app(bundled_data_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        for name in names:
+            assert await post(app, (folder / name).read_bytes()) == 202, name
+        await settle(pilot, app)
+        listed = rows(app)
+        assert len(listed) == len(names)
+        for line in listed:
+            assert "PROVEN" in line and ("INC-1518" in line or "INC-1619" in line), line
+        await pilot.press("f11")
+        for number in range(len(names), 0, -1):  # newest first: the list's order
+            await pilot.press("enter")
+            await settle(pilot, app)
+            shown = app.state.shown
+            assert shown is not None and app.state.incoming_shown == number
+            assert shown.briefing.input is not None
+            assert shown.briefing.input.format == ("alertmanager", "grafana",
+                                                   "pagerduty-events-v2",
+                                                   "pagerduty-webhook-v3",
+                                                   "opsgenie")[number - 1]
+            assert "PROVEN" in briefing_text(app)
+            await pilot.press("f11", "down")
+        assert "new page" not in status_line(app)

@@ -58,6 +58,8 @@ class RecalledIncident:
     related: tuple[str, ...] = ()
     started_at: str = ""
     root_cause: str = ""
+    # The runbook its postmortem recorded ("" none): shown as used last time, never fetched.
+    runbook: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,8 @@ def _recalled(candidate: Candidate, ranked: Ranked,
                             related=tuple(i for i in incident.related if i not in hidden),
                             started_at=(incident.started_at.isoformat()
                                         if incident.started_at else ""),
-                            root_cause=incident.root_cause or "")
+                            root_cause=incident.root_cause or "",
+                            runbook=incident.runbook or "")
 
 
 def _round(value: float | None) -> float | None:

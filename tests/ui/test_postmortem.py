@@ -66,9 +66,10 @@ async def open_postmortem(pilot: Pilot[None], app: TriageApp) -> None:
 
 
 async def fill_incident(pilot: Pilot[None], *, title: str, service: str, symptoms: str,
-                        root_cause: str = "", tags: str = "") -> None:
-    """From the title field (focused on open): title, service, symptoms, root cause, tags."""
-    for text in (title, service, symptoms, root_cause, tags):
+                        root_cause: str = "", tags: str = "", runbook: str = "") -> None:
+    """From the title field (focused on open): title, service, symptoms, root cause, tags,
+    runbook."""
+    for text in (title, service, symptoms, root_cause, tags, runbook):
         await type_in(pilot, text)
         await pilot.press("tab")
 
@@ -300,7 +301,7 @@ async def test_rows_are_added_moved_removed_and_restored_by_keys(tmp_path: Path,
         await type_in(pilot, "ab")  # outside a row, ctrl+d is still the input's delete-right
         await pilot.press("home", "ctrl+d")
         assert value_of(app, "#pm-title") == "b" and len(screen.form.rows()) == 1
-        await pilot.press(*["tab"] * 5)  # title … tags → row id
+        await pilot.press(*["tab"] * 6)  # title … tags, runbook → row id
         await pilot.press("tab")
         await type_in(pilot, "first")
         for word in ("second", "third"):

@@ -43,14 +43,16 @@ def recalled_records(recall: Recall, matches: Mapping[str, Applicability] | None
                 incident_id=incident.incident_id, action_id=None, service=incident.service,
                 outcome=None, score=shown_score(incident.score), text=incident.document,
                 title=incident.title, cosine=incident.cosine, bm25=incident.bm25, match=match,
-                applicability=applies, started_at=started, age=ago))
+                applicability=applies, started_at=started, age=ago,
+                runbook=incident.runbook or None))
         records.extend(RecalledRecord(
             incident_id=a.incident_id, action_id=a.action_id, service=a.service,
             outcome=a.outcome, score=shown_score(a.score), text=a.text, title=a.title,
             action=a.action,
             explanation=a.explanation, kind=a.kind, confirmed=a.confirmed,
             cosine=incident.cosine, bm25=incident.bm25, match=match, applicability=applies,
-            started_at=started, age=ago) for a in incident.actions)
+            started_at=started, age=ago, runbook=incident.runbook or None)
+            for a in incident.actions)
     return records
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from console.engine.briefing.payloads import AlertFormat
 from store.models import ActionOutcome
@@ -43,6 +43,17 @@ class RecalledRecord(BaseModel):
     # When its incident started (ISO, "" undated) and how long before the briefing's "now".
     started_at: str = ""
     age: CleanStr = ""
+    # The runbook its incident's postmortem recorded (None: none): shown, never fetched.
+    runbook: CleanStr | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_runbook(self, handler: SerializerFunctionWrapHandler) -> object:
+        # A record without a runbook dumps exactly as before the field existed (--json, the
+        # briefing's hash in a verification artifact, what the model is shown).
+        data = handler(self)
+        if isinstance(data, dict) and data.get("runbook") is None:
+            data.pop("runbook", None)
+        return data
 
 
 class Evidence(BaseModel):

@@ -28,6 +28,7 @@ from console.engine.render.text import (
     applies_words,
     fix_mark,
     match_tag,
+    runbook_lines,
     shorten,
     state_label,
 )
@@ -94,6 +95,9 @@ def briefing_markdown(briefing: Briefing) -> str:
     lines = [f"### Triage briefing — {literal(state_label(briefing))}", ""]
     if briefing.search is not None and briefing.search.query.strip():
         lines.append(f"**Alert:** {alert_line(briefing.search.query)}")
+    # The address as text (escaped like all alert text: no link, no breakout), never fetched.
+    lines += [f"**{line.label(cite(line.incident_id) if line.incident_id else None)}:** "
+              f"{literal(line.url)}" for line in runbook_lines(briefing)]
     lines.append(f"**Source:** {briefing.source}{model}")
     briefed = next((n for n, g in enumerate(briefing.batch, 1) if g.selected), None)
     if briefed is not None:

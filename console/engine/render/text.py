@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from console.engine.briefing.applicability import MATCH_WORDS
 from console.engine.briefing.confidence import confidence_words
@@ -59,6 +59,53 @@ def shorten(text: str, room: int) -> str:
     return flat if len(flat) <= room else flat[:max(room - 1, 0)].rstrip() + "…"
 
 
+class RunbookLine(NamedTuple):
+    """A runbook to show: the alert's own (``alert``) or one a recalled incident's postmortem
+    recorded (``incident_id``, "used last time"), or both when they are the same address."""
+
+    url: str
+    alert: bool
+    incident_id: str | None
+
+    def label(self, incident: str | None = None) -> str:
+        """"Runbook", or where it was used last time (``incident``: the id as to be shown)."""
+        shown = incident or self.incident_id
+        if self.alert:
+            return f"Runbook (used last time too, {shown})" if shown else "Runbook"
+        return f"Runbook used last time ({shown})"
+
+
+# How many of the top recalled incidents are looked at for a runbook used last time.
+RUNBOOK_INCIDENTS = 2
+
+
+def runbook_lines(briefing: Briefing) -> list[RunbookLine]:
+    """The alert's runbook (carried from its payload, never fetched), and the runbook the
+    first of the top recalled incidents to record one used (quarantined records are never
+    shown as guidance); empty when neither exists. The same address is said once."""
+    alert_url = briefing.input.runbook_url if briefing.input is not None else None
+    seen: list[str] = []
+    used: tuple[str, str] | None = None
+    for record in briefing.recalled:
+        if record.incident_id in seen or record.quarantined:
+            continue
+        seen.append(record.incident_id)
+        if len(seen) > RUNBOOK_INCIDENTS:
+            break
+        if record.runbook:
+            used = (record.incident_id, record.runbook)
+            break
+    lines = []
+    if alert_url:
+        same = used is not None and used[1] == alert_url
+        lines.append(RunbookLine(alert_url, True, used[0] if same and used else None))
+        if same:
+            used = None
+    if used is not None:
+        lines.append(RunbookLine(used[1], False, used[0]))
+    return lines
+
+
 def briefing_text(briefing: Briefing) -> str:
     """Render a briefing for a terminal or a log; every line is grounded in the result."""
     lines = [f"[{state_label(briefing)}] source: {briefing.source}"
@@ -68,6 +115,7 @@ def briefing_text(briefing: Briefing) -> str:
         group = briefing.batch[briefed - 1]
         lines.append(f"alert group {briefed} of {len(briefing.batch)} ({_alerts(group.alerts)}): "
                      f"{group.alert}")
+    lines += [f"{line.label()}: {line.url}" for line in runbook_lines(briefing)]
     if briefing.degraded:
         lines.append(f"note: {briefing.degraded}")
     reading = "the model's reading: " if briefing.source == "model" else ""

@@ -54,6 +54,23 @@ def prefill_from_alert(raw_alert: str, services: list[str]) -> tuple[str, str]:
     return symptoms, service_in_alert(alert.text, services) or ""
 
 
+def runbook_from_alert(alert_text: str, alert_payload: str | None = None) -> str:
+    """The runbook address the alert names, "" when it names none or does not parse: of the
+    payload when given (of its group briefed, when ``alert_text`` is one group of it)."""
+    raw = alert_payload or alert_text
+    if not raw.strip():
+        return ""
+    try:
+        alert = parse_alert(raw)
+    except (AlertError, ValueError):  # an unreadable alert pre-fills no runbook
+        return ""
+    if alert_payload is not None and alert.groups:
+        for group in alert.groups:
+            if group.text == alert_text:
+                return group.runbook_url or ""
+    return alert.runbook_url or ""
+
+
 def iso_utc(moment: datetime) -> str:
     """``moment`` as the incidents file writes it: ISO-8601 UTC to the second, with ``Z``."""
     return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -176,7 +193,7 @@ class PostmortemScreen(Screen[SaveResult | None]):
             return {"id": incident.id, "title": incident.title or "", "service": incident.service,
                     "started_at": started, "severity": incident.severity or "",
                     "symptoms": incident.symptoms, "root_cause": incident.root_cause or "",
-                    "tags": ", ".join(incident.tags)}
+                    "tags": ", ".join(incident.tags), "runbook": incident.runbook or ""}
         values = dict.fromkeys(INCIDENT_FIELDS, "")
         values["id"] = self.engine.suggest_incident_id()
         if alert_text.strip():
@@ -184,6 +201,9 @@ class PostmortemScreen(Screen[SaveResult | None]):
             values["symptoms"], values["service"] = prefill_from_alert(alert_text, services)
             self.prefilled = ["symptoms"] + ([f"service ({values['service']})"]
                                              if values["service"] else [])
+            values["runbook"] = runbook_from_alert(alert_text, alert_payload)
+            if values["runbook"]:
+                self.prefilled.append("runbook")
         # An incident has a start: the alert's when it says, else now (editable, like the rest).
         fired = alert_started_at(alert_payload or alert_text)
         values["started_at"] = fired or iso_utc(self.engine.settings.now())

@@ -23,6 +23,10 @@ STATE_BANNER = {
 # wide, less its scrollbar): the stored action and its citation always, the explanation cut
 # to what is left.
 LINE_BUDGET = 72
+# A runbook's address is shown whole up to this many characters (two rows of the pane); a
+# longer one is cut with "…" so it cannot push the warnings off a small screen (the export
+# and `triage brief --json` carry it whole).
+RUNBOOK_SHOWN = 2 * LINE_BUDGET
 
 
 @cache
@@ -90,7 +94,7 @@ def briefing_renderable(briefing: Briefing) -> Text:
     (the state is on the pane's status line), then whether this failure keeps coming back; the
     other fixes, the runner-up, the model's reading, what was tried without effect, the summary
     and, when the model did not write it, why."""
-    text = Text()
+    text = runbook_renderable(briefing)
     for warning in briefing.warnings:
         text.append("⚠ ", style="bold red")
         if warning.match in ("weak", "elsewhere"):  # the class first: how far it applies here
@@ -140,6 +144,20 @@ def briefing_renderable(briefing: Briefing) -> Text:
         text.append("\nNot used: ", style="bold dim")
         text.append(missing + "\n", style="dim")
     text.append_text(not_model_renderable(briefing))
+    return text
+
+
+def runbook_renderable(briefing: Briefing) -> Text:
+    """"Runbook: …" — the alert's, and the one used last time — first, where a tired engineer
+    looks; the address is untrusted text shown as written (never markup, never fetched)."""
+    from console.engine.render.text import runbook_lines
+
+    text = Text()
+    for line in runbook_lines(briefing):
+        url = line.url if len(line.url) <= RUNBOOK_SHOWN \
+            else line.url[:RUNBOOK_SHOWN - 1] + "…"
+        text.append(f"{line.label()}: ", style="bold cyan")
+        text.append(url + "\n")
     return text
 
 

@@ -42,7 +42,7 @@ def incoming_option(page: Incoming, shown: bool = False) -> Text:
         text.append("● ", style="bold cyan")
     else:
         text.append("  ")
-    text.append(f"#{received.number:<3} ", style="bold" if not page.seen else "")
+    text.append(f"#{received.number:<2} ", style="bold" if not page.seen else "")
     text.append(f"{received_clock(received.received_at)} ", style="dim")
     if page.look is not None:
         label, style = STATE_BADGE.get(page.look.state, (page.look.state.upper()[:8], "bold"))
@@ -67,8 +67,8 @@ def incoming_option(page: Incoming, shown: bool = False) -> Text:
 
 def incoming_title(pages: list[Incoming], address: str) -> str:
     new = sum(not page.seen for page in pages)
-    counts = f"{len(pages)} received, {new} new" if new else f"{len(pages)} received"
-    return f"Incoming pages ({counts}) — listening on {address} · F11 pick · Enter brief"
+    counts = f"{new} new of {len(pages)}" if new else f"{len(pages)} received"
+    return f"Incoming pages ({counts}) — F11 pick · Enter brief · on {address}"
 
 
 class IncomingList(OptionList):

@@ -27,6 +27,7 @@ INCIDENT_FIELDS: dict[str, tuple[str, str]] = {
     "started_at": ("pm-started-at", "Started at"), "title": ("pm-title", "Title"),
     "service": ("pm-service", "Service"), "symptoms": ("pm-symptoms", "Symptoms"),
     "root_cause": ("pm-root-cause", "Root cause"), "tags": ("pm-tags", "Tags"),
+    "runbook": ("pm-runbook", "Runbook"),
 }
 ROW_LABELS = {"id": "id", "action": "did", "outcome": "outcome", "explanation": "why",
               "kind": "kind", "confirmed": "confirmed"}
@@ -100,6 +101,8 @@ class PostmortemForm(VerticalScroll):
         yield self._field("root_cause", self._input("root_cause", "what caused it, or 'unknown'"))
         yield self._field("tags", self._input(
             "tags", "optional, comma-separated: postgres, connection-pool"))
+        yield self._field("runbook", self._input(
+            "runbook", "optional: the runbook that applied, its URL or path (one line)"))
         yield Static(Text("Actions, in the order they were taken · ctrl+n add · ctrl+d remove · "
                           "alt+↑/↓ move · outcome: r m n w or Enter"),
                      markup=False, id="pm-actions-heading")
@@ -161,7 +164,7 @@ class PostmortemForm(VerticalScroll):
             "tags": [tag.strip() for tag in self.value("tags").split(",") if tag.strip()],
             "actions": [row.values() for row in rows],
         }
-        for optional in ("title", "started_at", "severity", "root_cause"):
+        for optional in ("title", "started_at", "severity", "root_cause", "runbook"):
             data[optional] = self.value(optional).strip() or None
         return data, rows
 
@@ -310,7 +313,7 @@ class PostmortemForm(VerticalScroll):
         if rest:
             self._focus_row(rest[min(index, len(rest) - 1)])
         else:
-            self.query_one("#pm-tags", Input).focus()
+            self.query_one("#pm-runbook", Input).focus()
         return index, values
 
     def move_row(self, row: ActionRow, step: int) -> bool:

@@ -102,3 +102,19 @@ def test_the_consoles_model_state_names_a_web_server_too(monkeypatch: pytest.Mon
     monkeypatch.setenv("TRIAGE_MODEL", "qwen2.5:7b")
     state = TriageEngine(Settings.from_env()).model_state()
     assert state == f"qwen2.5:7b offline (not an Ollama server at {web_404}, HTTP 404)"
+
+
+def test_a_briefing_against_a_web_server_says_it_is_not_ollama_not_that_a_model_is_missing(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, web_404: str,
+        bundled_data_dir: object) -> None:
+    import json
+
+    monkeypatch.setenv("OLLAMA_HOST", web_404)
+    monkeypatch.setenv("TRIAGE_MODEL", "qwen2.5:7b")
+    monkeypatch.setenv("TRIAGE_DATA_DIR", str(bundled_data_dir))
+    assert main(["brief", "payments-api 5xx error rate above 5% after deploy", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["source"] == "deterministic"
+    said = json.dumps(out)
+    assert f"not an Ollama server at {web_404} (HTTP 404" in said
+    assert "not pulled" not in said

@@ -102,9 +102,14 @@ class ModelClient:
         except (ModelUnavailable, BriefingCancelled):
             raise
         except ollama.ResponseError as exc:
-            if exc.status_code == 404:
+            if exc.status_code == 404 and "pull" in str(exc.error).lower():
+                # (Ollama's own 404: 'model "NAME" not found, try pulling it first')
                 raise ModelUnavailable(f"model {self.model} is not pulled — run: "
                                        f"ollama pull {self.model}") from exc
+            if exc.status_code == 404:
+                raise ModelUnavailable(f"not an Ollama server at {self.host or 'default host'} "
+                                       "(HTTP 404 for /api/chat): set OLLAMA_HOST to where "
+                                       "Ollama runs (`triage doctor` checks it)") from exc
             raise ModelUnavailable(f"model server error {exc.status_code}: "
                                    f"{str(exc.error)[:200]}") from exc
         except (ConnectionError, httpx.ConnectError) as exc:

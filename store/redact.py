@@ -57,7 +57,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -435,8 +435,26 @@ def _gitleaks_spans(n: int, text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# Texts up to this long are remembered with their redaction: a memory is loaded again and
+# again by one process (the console's reloads and saves, a replay, the test suite), and its
+# ~1,000 fields a load cost ~1 ms each to scan. The rules are fixed at import, so a text's
+# redaction never changes; a Redaction is immutable.
+_REMEMBERED_CHARS = 4096
+
+
 def redact(text: str) -> Redaction:
     """Replace every recognised secret with ``[REDACTED:<kind>]``."""
+    if len(text) <= _REMEMBERED_CHARS:
+        return _remembered(text)
+    return _redact(text)
+
+
+@lru_cache(maxsize=16384)
+def _remembered(text: str) -> Redaction:
+    return _redact(text)
+
+
+def _redact(text: str) -> Redaction:
     found: list[str] = []
     if _ANY_NEED.search(text.lower()):
         text = _own_rules(text, found)

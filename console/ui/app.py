@@ -297,10 +297,10 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         return pushed
 
     def on_game_day_end_requested(self, message: GameDayEndRequested) -> None:
-        """Ctrl+G ends the game day once: the DRILL banner goes from every screen, and
-        BriefingToolsMixin's handler (after this one) records the resolution and writes the
-        report. Pressed again (here or in another console on the drill), it says the drill is
-        over and records nothing, nor writes the report again."""
+        """Ctrl+G ends the game day once: the DRILL banner goes from every screen, the
+        resolution is recorded and the drill report written (BriefingToolsMixin._drill_report).
+        Pressed again (here or in another console on the drill), it says the drill is over and
+        records nothing, nor writes the report again."""
         if self.timeline is None:
             return
         ended = self.timeline.ended
@@ -309,13 +309,15 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
         for screen in self.screen_stack:
             for banner in screen.query(".drill-banner"):
                 banner.remove()
-        if ended is None:
+        if ended is not None:
+            self.notify(f"The drill {self.timeline.drill_id} is already over (ended "
+                        f"{ended.at:%H:%M:%S} UTC): nothing was recorded. Its report is "
+                        f"{self.timeline.path.with_suffix('.md')}.", title="Game day",
+                        timeout=8, markup=False)
             return
-        message.prevent_default()  # (the mixin's handler: a second resolution and report)
-        self.notify(f"The drill {self.timeline.drill_id} is already over (ended "
-                    f"{ended.at:%H:%M:%S} UTC): nothing was recorded. Its report is "
-                    f"{self.timeline.path.with_suffix('.md')}.", title="Game day", timeout=8,
-                    markup=False)
+        self.timeline.resolution("ended from the console (Ctrl+G)")
+        shown = self.state.shown
+        self._drill_report(self.timeline, shown.briefing if shown is not None else None)
 
     @property
     def main_screen(self) -> MainScreen | None:

@@ -18,7 +18,6 @@ from console.ui.messages import (
     ActionNoted,
     Exported,
     ExportRequested,
-    GameDayEndRequested,
     GameDayReported,
     IntentTyped,
     TripwireChecked,
@@ -150,13 +149,6 @@ class BriefingToolsMixin:
         self.notify(f"Briefing written to {message.path} (and copied to the clipboard where "
                     "the terminal supports it).", title="Export", timeout=6, markup=False)
 
-    def on_game_day_end_requested(self, message: GameDayEndRequested) -> None:
-        if self.timeline is None:
-            return
-        self.timeline.resolution("ended from the console (Ctrl+G)")
-        shown = self.state.shown
-        self._drill_report(self.timeline, shown.briefing if shown is not None else None)
-
     @work(thread=True, exclusive=True, group="drill-report", exit_on_error=False)
     def _drill_report(self, timeline: Timeline, briefing: Any) -> None:
         from console.engine.practice.gameday import game_day_report
@@ -167,5 +159,7 @@ class BriefingToolsMixin:
         self.post_message(GameDayReported(str(path)))
 
     def on_game_day_reported(self, message: GameDayReported) -> None:
-        self.notify(f"Drill report written to {message.path}", title="Game day", timeout=10,
-                    markup=False)
+        self.notify(f"Drill report written to {message.path}. This console stays in game-day "
+                    "mode: a postmortem recorded here is still saved as a drill (drill: true); "
+                    "quit and start `triage` without --drill for real work.", title="Game day",
+                    timeout=12, markup=False)

@@ -28,6 +28,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from console.ui.briefing_tools import BriefingToolsMixin
+from console.ui.incoming import IncomingMixin
 from console.ui.keys import binding_commands
 from console.ui.messages import (
     AlertSubmitted,
@@ -44,10 +45,6 @@ from console.ui.messages import (
     MemoryLoaded,
     MemoryWanted,
     ModelState,
-    PageChosen,
-    PageLooked,
-    PageReceived,
-    PagesLooked,
     PostmortemRequested,
     ProvisionalBriefing,
     RecallReady,
@@ -68,7 +65,7 @@ if TYPE_CHECKING:
     from console.engine.briefing.request import BriefingRequest
     from console.engine.config import Settings
     from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
-    from console.engine.listen import ReceivedAlert, Receiver
+    from console.engine.listen import Receiver
     from console.engine.practice.gameday import Timeline
     from console.ui.screens.postmortem import PostmortemScreen
     from store.models import Action
@@ -89,7 +86,7 @@ def reloaded(status: MemoryStatus, before: MemoryStatus | None) -> str:
             f"{status.source} · index {status.index}.{partial}")
 
 
-class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
+class TriageApp(VerificationMixin, BriefingToolsMixin, IncomingMixin, App[None]):
     """Incident triage console."""
 
     TITLE = "triage"
@@ -166,106 +163,6 @@ class TriageApp(VerificationMixin, BriefingToolsMixin, App[None]):
     def on_unmount(self) -> None:
         if self.receiver is not None:
             self.receiver.stop()
-
-    # --- pages received while the console runs (`triage --listen`) ---------------------------
-
-    def _start_listening(self, receiver: Receiver) -> None:
-        from console.engine.listen import is_loopback
-
-        receiver.audit = self.audit  # (a game day's tagged log, opened just above)
-        receiver.start()
-        host, port = receiver.address
-        shown = f"[{host}]" if ":" in host else host
-        self.state.listening = f"http://{shown}:{port}/"
-        if not is_loopback(host) and receiver.token is None:
-            self.notify(f"Listening on {self.state.listening} beyond this machine without a "
-                        "token: anyone who can reach it can post pages. Set "
-                        "TRIAGE_LISTEN_TOKEN (senders then need `Authorization: Bearer …`).",
-                        title="Listening", severity="warning", timeout=12, markup=False)
-
-    # Pages handed over and not yet taken by the event loop: beyond this the sender is told
-    # to retry (503), so a flood never grows the message queue without bound.
-    MAX_PAGES_WAITING = 100
-
-    def _page_arrived(self, received: ReceivedAlert) -> bool:
-        """(On a receiver thread.) Hand a page to the event loop; False when it has too many
-        waiting (the sender gets 503 and retries) or the console is closing."""
-        with self._pages_lock:
-            if self._pages_waiting >= self.MAX_PAGES_WAITING or not self.is_running:
-                return False
-            self._pages_waiting += 1
-        self.post_message(PageReceived(received))
-        return True
-
-    def on_page_received(self, message: PageReceived) -> None:
-        """A page is listed (and, on a game day, joins the timeline); the briefing on screen
-        stays: the list and the status line say a page came, nothing else moves."""
-        with self._pages_lock:
-            self._pages_waiting -= 1
-        received = message.received
-        self.state.received(received)
-        if self.timeline is not None:
-            self.timeline.alert_received(received.alert.text,
-                                         via=f"webhook #{received.number} from {received.peer}")
-        if self.main_screen is not None:
-            self.main_screen.show_incoming()
-        self._look_at_pages()
-
-    def _look_at_pages(self) -> None:
-        """Start the first-look worker on the pages waiting for one (one batch at a time, and
-        only once the memory is loaded: the memory worker loads it, never two at once)."""
-        state = self.state
-        if state.looking or not state.to_look or state.memory_status is None:
-            return
-        numbers, state.to_look = state.to_look, []
-        pages = [(n, page.received.alert) for n in numbers if (page := state.page(n))]
-        if not pages:
-            return
-        state.looking = True
-        self.look_at_pages(pages)
-
-    @work(thread=True, group="incoming", exit_on_error=False)
-    def look_at_pages(self, pages: list[tuple[int, Alert]]) -> None:
-        """Recall each page (the memory alone: no model) for the list's state and top incident."""
-        from store.errors import TriageError
-
-        try:
-            for number, alert in pages:
-                try:
-                    self.post_message(PageLooked(number, self.engine.first_look(alert)))
-                except TriageError as exc:
-                    self.post_message(PageLooked(number, failed=exc.title))
-        finally:
-            self.post_message(PagesLooked())
-
-    def on_page_looked(self, message: PageLooked) -> None:
-        page = self.state.page(message.number)
-        if page is None:
-            return  # (it has left the list since)
-        page.look, page.failed = message.look, message.failed
-        if self.main_screen is not None:
-            self.main_screen.show_incoming()
-
-    def on_pages_looked(self, message: PagesLooked) -> None:
-        self.state.looking = False
-        self._look_at_pages()
-
-    def on_page_chosen(self, message: PageChosen) -> None:
-        """Enter on a page: it is briefed as if its body had been pasted in the alert box."""
-        state = self.state
-        page = state.page(message.number)
-        if page is None:
-            self.notify(f"Page #{message.number} has left the list (only the newest "
-                        "are kept; the audit log has every one).", title="Incoming pages",
-                        timeout=5)
-            return
-        from console.ui.widgets.alert_input import as_pasted
-
-        page.seen = True
-        text = as_pasted(page.received.raw) or page.received.alert.text
-        if self.main_screen is not None:
-            self.main_screen.put_alert(text)
-        self._brief_text(text, page=message.number)
 
     # --- game day: a DRILL banner on every screen, audit lines tagged, a timeline ------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -131,6 +132,10 @@ class TriageEngine:
         self.loaded_sha256: str | None = None
         self.shared: tuple[str, int] | None = None  # (status words, incidents overlaid)
         self.partial: str | None = None  # the partial-memory notice (see load), or None
+        # One load at a time: the console's memory worker, and a briefing asked for before it
+        # finished (snapshot() loads when nothing is loaded yet), would otherwise both build
+        # the index into one data dir, and the status line say whichever ended last.
+        self._loading = threading.RLock()
 
     def embedder(self) -> Embedder | None:
         """The bundled in-process MiniLM unless an Ollama model is named (and may be called);
@@ -194,6 +199,11 @@ class TriageEngine:
         whole still briefs: see :meth:`_load_partial`. Otherwise (check, index, add, saves) it
         raises IncidentFileError, as every writer must.
         """
+        with self._loading:
+            return self._load(rebuild, progress, on_disk, partial)
+
+    def _load(self, rebuild: bool, progress: EmbedProgress | None, on_disk: bool,
+              partial: bool) -> MemoryStatus:
         self.loaded_sha256 = file_sha256(self.settings.incidents_path)
         try:
             memory = read_memory(self.settings.incidents_path)
@@ -422,9 +432,12 @@ class TriageEngine:
                             partial=self.partial or "")
 
     def snapshot(self) -> MemorySnapshot:
-        """The memory and index a request will read (loading them first if needed)."""
+        """The memory and index a request will read (loading them first if needed, or waiting
+        for the load under way)."""
         if self.memory is None or self.index is None:
-            self.load(partial=True)  # (a briefing goes on from what loads; see load)
+            with self._loading:  # (a reload under way does not hold up a briefing)
+                if self.memory is None or self.index is None:
+                    self.load(partial=True)  # (a briefing goes on from what loads; see load)
         assert self.memory is not None and self.index is not None
         from console.engine.pipeline import MemorySnapshot
 

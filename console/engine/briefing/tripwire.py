@@ -88,9 +88,9 @@ class TripwireHit:
 
     @property
     def warning(self) -> str:
-        """The line to show at once, worded like a briefing warning."""
-        return (f"About to repeat {self.action_id} WORSENED: {self.action} — {self.explanation}"
-                f" ({self.rule})")
+        """The line to show at once, worded like a briefing warning (how alike it was worked
+        out is ``rule``, for the audit and the timeline: not the engineer's words)."""
+        return f"About to repeat {self.action_id} WORSENED: {self.action} — {self.explanation}"
 
 
 def safe_intent(text: str) -> str:

@@ -6,6 +6,9 @@ Now a fresh index is vouched for by its stamp (store/index.py, table_stamp: the 
 and the metadata as they were when last checked) and LanceDB is opened only to search.
 bench/headless_bench.py has the times; these tests hold what makes them, by the modules a run
 leaves in ``sys.modules`` (no clock), and that every way the stamp can go stale is caught.
+
+Only a run whose imports are asserted is a fresh interpreter (``triage``); the stamping before
+a test and the runs that assert only what a user reads run in this process (``here``).
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class Run:
 
 
 def triage(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    """`triage ARGS` in a fresh interpreter: what it printed and what it imported."""
     report = tmp_path / f"run-{len(list(tmp_path.glob('run-*.json')))}.json"
     done = subprocess.run([sys.executable, "-c", WRAPPER, str(report), *args], cwd=REPO,
                           env={**os.environ, **(env or {})}, capture_output=True, text=True,
@@ -86,6 +90,25 @@ def triage(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Run
     seen: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return Run(done.returncode, done.stdout, done.stderr, frozenset(seen["modules"]),
                bool(seen["weights_loaded"]))
+
+
+@dataclass(frozen=True)
+class Said:
+    """What an in-process run printed (its imports are this process's: never asserted)."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+def here(capsys: pytest.CaptureFixture[str], *args: str) -> Said:
+    """`triage ARGS` run by ``main`` in this process, under the test's (monkeypatched) env."""
+    from console.__main__ import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return Said(code, out, err)
 
 
 @pytest.fixture
@@ -96,8 +119,9 @@ def data_dir(bundled_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return bundled_data_dir
 
 
-def stamped(tmp_path: Path) -> Run:
-    first = triage(tmp_path, "index")
+def stamped(capsys: pytest.CaptureFixture[str]) -> Said:
+    """The copied index checked and stamped by a first `triage index`."""
+    first = here(capsys, "index")
     assert first.code == 0, first.stderr
     return first
 
@@ -111,8 +135,8 @@ def a_table_file(data_dir: Path) -> Path:
 # --- what a fresh index's `triage index` and `triage doctor` do not load ----------------------
 
 def test_index_on_a_fresh_index_imports_neither_lancedb_nor_the_embedder(
-        data_dir: Path, tmp_path: Path) -> None:
-    stamped(tmp_path)
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stamped(capsys)
 
     run = triage(tmp_path, "index")
 
@@ -123,8 +147,8 @@ def test_index_on_a_fresh_index_imports_neither_lancedb_nor_the_embedder(
 
 
 def test_doctor_on_a_fresh_index_imports_neither_lancedb_nor_the_embedder_nor_ollama(
-        data_dir: Path, tmp_path: Path) -> None:
-    stamped(tmp_path)
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stamped(capsys)
 
     run = triage(tmp_path, "doctor")
 
@@ -135,11 +159,11 @@ def test_doctor_on_a_fresh_index_imports_neither_lancedb_nor_the_embedder_nor_ol
     assert not run.weights_loaded
 
 
-def test_doctor_asks_ollama_only_when_a_model_is_configured(data_dir: Path,
-                                                           tmp_path: Path) -> None:
+def test_doctor_asks_ollama_only_when_a_model_is_configured(
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The model client is imported where it is used: with TRIAGE_MODEL set, doctor asks
     (here nobody answers on the port, and it says so)."""
-    stamped(tmp_path)
+    stamped(capsys)
 
     run = triage(tmp_path, "doctor", env={"TRIAGE_MODEL": "qwen2.5:7b",
                                           "OLLAMA_HOST": "http://127.0.0.1:9"})
@@ -151,9 +175,9 @@ def test_doctor_asks_ollama_only_when_a_model_is_configured(data_dir: Path,
     assert run.imported("lancedb") == []
 
 
-def test_brief_loads_the_table_and_the_embedder_it_searches_with(data_dir: Path,
-                                                                 tmp_path: Path) -> None:
-    stamped(tmp_path)
+def test_brief_loads_the_table_and_the_embedder_it_searches_with(
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stamped(capsys)
 
     run = triage(tmp_path, "brief", "--json", "payments service KeyError: 'amount' after deploy")
 
@@ -181,9 +205,9 @@ def test_the_first_open_of_a_copied_index_checks_it_and_the_next_trusts_the_stam
     assert first.stdout == second.stdout
 
 
-def test_a_table_file_touched_since_its_stamp_is_checked_again(data_dir: Path,
-                                                              tmp_path: Path) -> None:
-    stamped(tmp_path)
+def test_a_table_file_touched_since_its_stamp_is_checked_again(
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stamped(capsys)
     table_file = a_table_file(data_dir)
     held = table_file.stat()
     os.utime(table_file, ns=(held.st_atime_ns, held.st_mtime_ns + 1_000_000_000))
@@ -196,45 +220,44 @@ def test_a_table_file_touched_since_its_stamp_is_checked_again(data_dir: Path,
     assert triage(tmp_path, "index").imported("lancedb") == []  # and is stamped again
 
 
-def test_a_truncated_table_file_with_its_times_put_back_is_rebuilt(data_dir: Path,
-                                                                  tmp_path: Path) -> None:
-    stamped(tmp_path)
+def test_a_truncated_table_file_with_its_times_put_back_is_rebuilt(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stamped(capsys)
     table_file = a_table_file(data_dir)
     held = table_file.stat()
     with table_file.open("r+b") as handle:
         handle.truncate(held.st_size // 2)
     os.utime(table_file, ns=(held.st_atime_ns, held.st_mtime_ns))
 
-    doctor = triage(tmp_path, "doctor")
-    run = triage(tmp_path, "index")
+    doctor = here(capsys, "doctor")
+    run = here(capsys, "index")
 
     assert "FIX  index does not match itself: index unreadable" in doctor.stdout, doctor.stdout
     assert run.code == 0, run.stderr
     assert "rebuilt from the incidents file" in run.stdout, run.stdout
     assert "index built: 58 incidents, 187 actions, with vectors" in run.stdout
-    briefed = triage(tmp_path, "brief", "--json", "payments service KeyError: 'amount' after "
-                                                  "deploy")
+    briefed = here(capsys, "brief", "--json", "payments service KeyError: 'amount' after deploy")
     assert json.loads(briefed.stdout)["state"] == "proven", briefed.stderr
 
 
-def test_metadata_edited_under_its_stamp_is_checked_and_rebuilt(data_dir: Path,
-                                                                 tmp_path: Path) -> None:
+def test_metadata_edited_under_its_stamp_is_checked_and_rebuilt(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The stamp covers the metadata too: a file claiming 0 rows is not believed."""
-    stamped(tmp_path)
+    stamped(capsys)
     path = data_dir / "index" / META_FILE
     meta = json.loads(path.read_text(encoding="utf-8"))
     meta["rows"] = 0
     path.write_text(json.dumps(meta), encoding="utf-8")
 
-    run = triage(tmp_path, "index")
+    run = here(capsys, "index")
 
     assert "index metadata claims 0 rows but its table holds 58; rebuilt" in run.stdout, run.stdout
 
 
-def test_an_index_copied_over_another_with_its_stamp_is_not_trusted(tmp_path: Path,
-                                                                   data_dir: Path) -> None:
+def test_an_index_copied_over_another_with_its_stamp_is_not_trusted(
+        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Same metadata, same file names and sizes, another table: the inodes differ."""
-    stamped(tmp_path)
+    stamped(capsys)
     other = tmp_path / "other"
     shutil.copytree(data_dir, other)
     shutil.copy2(data_dir / "index" / META_FILE, other / "index" / META_FILE)
@@ -252,19 +275,19 @@ def own_incidents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_an_incidents_file_changed_under_the_same_modification_time_is_seen(
-        data_dir: Path, tmp_path: Path, own_incidents: Path) -> None:
+        data_dir: Path, tmp_path: Path, own_incidents: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Freshness is the content's hash, never the file's times: an incident added with the
     file's mtime put back makes the index stale — doctor says so, brief finds the incident."""
-    stamped(tmp_path)
+    stamped(capsys)
     held = own_incidents.stat()
     with own_incidents.open("a", encoding="utf-8") as out:
         out.write(NEW_INCIDENT)
     os.utime(own_incidents, ns=(held.st_atime_ns, held.st_mtime_ns))
     assert yaml.safe_load(own_incidents.read_text(encoding="utf-8"))[-1]["id"] == "INC-9301"
 
-    doctor = triage(tmp_path, "doctor")
-    briefed = triage(tmp_path, "brief", "--json",
-                     "maps-tiles: every rendered map tile is upside down after an upgrade")
+    doctor = here(capsys, "doctor")
+    briefed = here(capsys, "brief", "--json",
+                   "maps-tiles: every rendered map tile is upside down after an upgrade")
     again = triage(tmp_path, "index")
 
     assert doctor.code == 2 and "FIX  index stale" in doctor.stdout, doctor.stdout
@@ -296,24 +319,50 @@ def from_the_zip() -> np.ndarray:
     return MiniLMEmbedder(cache_dir=False).embed(TEXTS)
 
 
-def test_the_mapped_weights_give_the_very_vectors_of_the_zip(
-        tmp_path: Path, fresh_loads: None, from_the_zip: np.ndarray) -> None:
-    written = MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS)
-    [copy] = tmp_path.glob("minilm-*.bin")
+@dataclass(frozen=True)
+class LaidOut:
+    copy: Path  # the file the embedder wrote to its empty cache dir
+    written: np.ndarray  # TEXTS embedded by that process, the one that wrote it
+
+
+@pytest.fixture(scope="module")
+def written_once(tmp_path_factory: pytest.TempPathFactory) -> LaidOut:
+    """The weights laid out by an embedder whose cache dir was empty, once per module (~0.8 s:
+    inflating the zip and writing ~90 MB); ``a_copy_in`` puts the copy in a test's cache dir."""
+    cache_dir = tmp_path_factory.mktemp("minilm-cache")
     minilm._load.cache_clear()
+    written = MiniLMEmbedder(cache_dir=cache_dir).embed(TEXTS)
+    minilm._load.cache_clear()
+    [copy] = cache_dir.glob("minilm-*.bin")
+    return LaidOut(copy, written)
+
+
+@pytest.fixture
+def laid_out(written_once: LaidOut) -> Path:
+    return written_once.copy
+
+
+def a_copy_in(cache_dir: Path, laid_out: Path) -> Path:
+    """``cache_dir`` as an earlier process left it: holding the laid-out copy (its own file)."""
+    return Path(shutil.copy2(laid_out, cache_dir / laid_out.name))
+
+
+def test_the_mapped_weights_give_the_very_vectors_of_the_zip(
+        tmp_path: Path, fresh_loads: None, from_the_zip: np.ndarray,
+        written_once: LaidOut) -> None:
+    copy = a_copy_in(tmp_path, written_once.copy)
 
     mapped = MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS)
 
-    assert np.array_equal(written, from_the_zip)
+    assert np.array_equal(written_once.written, from_the_zip)
     assert np.array_equal(mapped, from_the_zip)  # bit for bit, not merely close
     assert copy.stat().st_size > 80_000_000
 
 
 def test_a_mapped_copy_is_read_without_inflating_the_zip(
         tmp_path: Path, fresh_loads: None, from_the_zip: np.ndarray,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS[:1])
-    minilm._load.cache_clear()
+        monkeypatch: pytest.MonkeyPatch, laid_out: Path) -> None:
+    a_copy_in(tmp_path, laid_out)
 
     def inflate(*args: Any) -> Any:
         raise AssertionError("model.safetensors was read from the zip")
@@ -324,9 +373,9 @@ def test_a_mapped_copy_is_read_without_inflating_the_zip(
 
 @pytest.mark.parametrize("damage", ["truncated", "another zip's", "not a layout"])
 def test_a_damaged_copy_is_ignored_and_written_again(
-        damage: str, tmp_path: Path, fresh_loads: None, from_the_zip: np.ndarray) -> None:
-    MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS[:1])
-    [copy] = tmp_path.glob("minilm-*.bin")
+        damage: str, tmp_path: Path, fresh_loads: None, from_the_zip: np.ndarray,
+        laid_out: Path) -> None:
+    copy = a_copy_in(tmp_path, laid_out)
     size = copy.stat().st_size
     if damage == "truncated":
         with copy.open("r+b") as handle:
@@ -334,10 +383,11 @@ def test_a_damaged_copy_is_ignored_and_written_again(
     elif damage == "another zip's":
         data = copy.read_bytes()
         assert data.count(b'"key": "v1-') == 1
-        copy.write_bytes(data.replace(b'"key": "v1-', b'"key": "v0-'))  # same length
+        with copy.open("r+b") as handle:  # the one key rewritten in place: same length
+            handle.seek(data.index(b'"key": "v1-'))
+            handle.write(b'"key": "v0-')
     else:
         copy.write_bytes(b"\0" * 64)
-    minilm._load.cache_clear()
 
     assert np.array_equal(MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS), from_the_zip)
     assert copy.stat().st_size == size  # the good copy is back

@@ -266,8 +266,12 @@ def test_pull_then_offline_still_briefs(s3_env: dict[str, str], tmp_path: Path) 
     assert recalled(offline, ALERTS[0]) == expected
 
 
-@pytest.mark.parametrize("fallback", ["none", "local"])
-def test_store_down_mid_session(tmp_path: Path, fallback: str) -> None:
+@pytest.fixture(scope="module")
+def _gone_mid_session(_one_embedding_per_text: None, tmp_path_factory: pytest.TempPathFactory,
+                      ) -> dict[str, tuple[TriageEngine, list[tuple[str, float]]]]:
+    """Two consoles on one shared v1 (one laptop also holds a local build), each loaded and
+    recalling, then their store stopped: one server started and published to, not two."""
+    tmp_path = tmp_path_factory.mktemp("mid")
     server = S3Server(free_port())
     server.start()
     try:
@@ -275,14 +279,24 @@ def test_store_down_mid_session(tmp_path: Path, fallback: str) -> None:
         env = server.env("mid")
         incidents = incidents_copy(tmp_path)
         publish_from(settings(env, tmp_path / "ci", incidents), when=NEW)
-        laptop_dir = tmp_path / "laptop"
-        if fallback == "local":
-            TriageEngine(settings({}, laptop_dir, incidents)).load()  # a local build exists
-        engine = TriageEngine(settings(env, laptop_dir, incidents))
-        assert engine.load().shared == "shared v1"
-        before = recalled(engine, ALERTS[0])
+        consoles = {}
+        for fallback in ("none", "local"):
+            laptop_dir = tmp_path / fallback
+            if fallback == "local":
+                TriageEngine(settings({}, laptop_dir, incidents)).load()  # a local build exists
+            engine = TriageEngine(settings(env, laptop_dir, incidents))
+            assert engine.load().shared == "shared v1"
+            consoles[fallback] = (engine, recalled(engine, ALERTS[0]))
     finally:
         server.stop()
+    return consoles
+
+
+@pytest.mark.parametrize("fallback", ["none", "local"])
+def test_store_down_mid_session(
+        _gone_mid_session: dict[str, tuple[TriageEngine, list[tuple[str, float]]]],
+        fallback: str) -> None:
+    engine, before = _gone_mid_session[fallback]
     started = time.monotonic()
     if fallback == "none":
         with pytest.raises(IndexUnavailable, match="not searched"):
@@ -387,7 +401,10 @@ def test_a_store_that_accepts_but_never_answers_is_reported_within_10_s(
     silent.bind(("127.0.0.1", 0))
     silent.listen(16)  # accepts connections (the kernel does), never answers a request
     try:
-        env = {**s3_env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{silent.getsockname()[1]}"}
+        # A 2 s request timeout: given up after 4 s. Unbounded, LanceDB's own retries on this
+        # silent store would take ~15 s (measured), so a lost bound still fails the 10 s.
+        env = {**s3_env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{silent.getsockname()[1]}",
+               "TRIAGE_S3_TIMEOUT": "2"}
         started = time.monotonic()
         with pytest.raises(SharedUnavailable) as raised:
             TriageEngine(settings(env, tmp_path / "laptop", incidents_copy(tmp_path))).load()
@@ -399,7 +416,8 @@ def test_a_store_that_accepts_but_never_answers_is_reported_within_10_s(
 
 def test_a_briefing_after_a_store_given_up_on_is_printed_whole(
         s3_env: dict[str, str], bundled_data_dir: Path) -> None:
-    # The read is given up after 6 s and may still be running when the briefing is done;
+    # The read is given up after 2 s (TRIAGE_S3_TIMEOUT=1; LanceDB's own retries on a silent
+    # store take ~8 s at that timeout) and may still be running when the briefing is done;
     # `python -m console` (the script's `run`) then leaves at once, after flushing: either way
     # the whole briefing and its notice reach the pipe.
     import socket
@@ -409,7 +427,7 @@ def test_a_briefing_after_a_store_given_up_on_is_printed_whole(
     silent.listen(16)
     try:
         env = {**s3_env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{silent.getsockname()[1]}",
-               "TRIAGE_S3_TIMEOUT": "3", "TRIAGE_DATA_DIR": str(bundled_data_dir),
+               "TRIAGE_S3_TIMEOUT": "1", "TRIAGE_DATA_DIR": str(bundled_data_dir),
                "TRIAGE_INCIDENTS": str(BUNDLED_INCIDENTS), "PATH": os.environ["PATH"]}
         result = subprocess.run([sys.executable, "-m", "console", "brief", ALERTS[0]],
                                 capture_output=True, text=True, env=env, cwd=REPO, timeout=120)

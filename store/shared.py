@@ -320,8 +320,17 @@ def _numbers(names: list[str]) -> dict[str, int]:
 
 
 def _read_entry(store: Store, name: str, number: int) -> Published | None:
+    """The entry ``name``, or None when it is not one to read: written by a newer triage, or
+    still being written — another publish lists its table before its first version is
+    committed ("was not found"), and that version is not published until it is."""
     db = lancedb_module().connect(store.at(ENTRIES), storage_options=store.options)
-    rows = db.open_table(name).to_arrow().to_pylist()
+    try:
+        table = db.open_table(name)
+    except ValueError as exc:
+        if "was not found" in str(exc):
+            return None  # (a publish under way: every reader went on failing until it ended)
+        raise
+    rows = table.to_arrow().to_pylist()
     try:
         return Published.model_validate({**rows[0], "number": number}) if rows else None
     except ValidationError:

@@ -24,7 +24,7 @@ BUNDLED_INCIDENTS = REPO_ROOT / "incidents.yaml"
 # Variables that would let a developer's machine leak into a test.
 _MACHINE_ENV = (
     "OLLAMA_HOST", "TRIAGE_MODEL", "TRIAGE_EMBED_MODEL", "TRIAGE_OFFLINE", "TRIAGE_MODEL_TIMEOUT",
-    "TRIAGE_EMBEDDER_WEIGHTS",
+    "TRIAGE_EMBEDDER_WEIGHTS", "TRIAGE_LISTEN_TOKEN", "TRIAGE_INDEX_URI",
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
 )
 
@@ -44,6 +44,16 @@ def one_day() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(config, "clock", lambda: moment)
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The suite's user cache dir is its own (the laid-out MiniLM weights, store/minilm.py):
+    no test writes into the developer's ~/.cache. One per worker, laid out once each."""
+    cache = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        yield cache
 
 
 @pytest.fixture(autouse=True)

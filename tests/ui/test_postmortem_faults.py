@@ -50,6 +50,9 @@ async def test_data_dir_full_the_incident_is_saved_and_the_index_problem_is_said
         assert (f"{new_id} is saved in {incidents}, but the index could not be updated on disk "
                 f"(No space left on device at {data.path / 'index'})") in said
         assert "Something went wrong" not in said
+        # The one toast shown (the newest: app.tcss) says both: saved, and the index problem.
+        shown = str(list(app._notifications)[-1].message)
+        assert f"Saved {new_id} with 1 action(s)" in shown and "could not be updated" in shown
         status = text_of(app, "#status-line")
         count = len(load_incidents(BUNDLED_INCIDENTS).incidents) + 1
         assert f"{count} incidents" in status and "index in memory only" in status

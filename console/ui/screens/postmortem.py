@@ -334,22 +334,25 @@ class PostmortemScreen(Screen[SaveResult | None]):
         redacted = (f"redacted before saving: {', '.join(result.redacted)}" if result.redacted
                     else "nothing needed redacting")
         left_out = f" ({self.left_out} empty action row(s) left out)" if self.left_out else ""
-        self.notify(f"Saved {result.incident.id} with {len(result.incident.actions)} action(s)"
-                    f"{left_out} to {result.path}; {redacted}. Memory: {result.status.incidents} "
-                    "incidents.",
-                    title="Postmortem saved", timeout=12, markup=False)
+        # One notification, what was saved first and every warning after it: the console shows
+        # one toast at a time (app.tcss), and a second one hid the first.
+        said = [f"Saved {result.incident.id} with {len(result.incident.actions)} action(s)"
+                f"{left_out} to {result.path}; {redacted}. Memory: {result.status.incidents} "
+                "incidents."]
         if result.index_problem is not None:
             # The file save and the index are separate outcomes: the first happened.
-            self.notify(f"{result.incident.id} is saved in {result.path}, but the index could "
-                        f"not be updated on disk ({result.index_problem}). Recall in this "
+            said.append(f"⚠ {result.incident.id} is saved in {result.path}, but the index "
+                        f"could not be updated on disk ({result.index_problem}). Recall in this "
                         "session uses an index held in memory, so briefings still find it; the "
                         "console rebuilds the index when it next starts (or run `triage index` "
-                        "once the data dir is writable).",
-                        title="Saved — index not updated", severity="warning", timeout=20,
-                        markup=False)
-        for note in result.notes:
-            self.notify(note, title="Saved — with a warning", severity="warning", timeout=20,
-                        markup=False)
+                        "once the data dir is writable).")
+        said.extend(f"⚠ {note}" for note in result.notes)
+        warned = len(said) > 1
+        self.notify("\n".join(said),
+                    title=("Saved — index not updated" if result.index_problem is not None
+                           else "Saved — with a warning" if warned else "Postmortem saved"),
+                    severity="warning" if warned else "information",
+                    timeout=20 if warned else 12, markup=False)
         self.dismiss(result)
 
     def on_postmortem_screen_refused(self, message: Refused) -> None:

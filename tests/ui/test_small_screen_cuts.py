@@ -95,6 +95,12 @@ async def test_postmortem_form_labels_are_whole_at_80_columns(bundled_data_dir: 
         assert "▐X▌ why is confirmed (Space toggles)" in text
         assert "outcome  r/m/n/w or Enter" in text
         assert "Severity SEV1…SEV4" in text
+        # Its footer: the keys that fit, each whole — Save, Reload, Cancel, Quit and Help stay.
+        footer = screen_lines(app)[-1]
+        for key in ("^s Save", "^l Reload", "esc Cancel", "^q Quit", "f1 Help"):
+            assert key in footer, (key, footer)
+        assert footer.rstrip().endswith("^p palette")
+        assert all(re.match(r"\^[a-z] \w", footer[i:]) for i, c in enumerate(footer) if c == "^")
 
 
 # --- a postmortem's start -------------------------------------------------------------------------

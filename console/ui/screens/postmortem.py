@@ -16,13 +16,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from console.engine.briefing.alert import AlertError, parse_alert
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.ui.keys import Key
 from console.ui.messages import ReloadRequested
+from console.ui.widgets.key_footer import KeyFooter
 from console.ui.widgets.postmortem_form import INCIDENT_FIELDS, PostmortemForm
 from store.loader import IncidentFileError
 from store.models import Action, Incident
@@ -234,7 +235,9 @@ class PostmortemScreen(Screen[SaveResult | None]):
                              services=self.engine.known_services(), kinds=kinds,
                              id_problem=self.id_problem, id="pm-form")
         yield Static("", markup=False, id="pm-problems")
-        yield Footer()
+        # As many keys as fit (at 80 columns Textual's footer cut 'Reload' to '^l Re'): the
+        # row keys go first, Save, Reload, Cancel, Help and Quit stay (each is in F1 help too).
+        yield KeyFooter(drop_first=("move_action(-1)", "remove_action", "add_action"))
 
     def _heading(self) -> Text:
         size = len(self.engine.memory.incidents) if self.engine.memory else 0

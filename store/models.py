@@ -20,6 +20,14 @@ from store.text import CleanStr
 ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 
 
+
+def without_absent(data: object, name: str) -> object:
+    """A model's dump without field ``name`` when it is None: an optional field added later
+    leaves the dumps (and hashes) of what does not use it as they were."""
+    if isinstance(data, dict) and data.get(name) is None:
+        data.pop(name, None)
+    return data
+
 class ActionOutcome(StrEnum):
     """What an action did to the incident, best first (the order ``rank`` gives)."""
 
@@ -111,10 +119,7 @@ class Incident(BaseModel):
     def _without_absent_runbook(self, handler: SerializerFunctionWrapHandler) -> object:
         # An incident without a runbook dumps (and hashes) exactly as before the field
         # existed: indexes and shared versions built before it stay fresh and comparable.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("runbook") is None:
-            data.pop("runbook", None)
-        return data
+        return without_absent(handler(self), "runbook")
 
     @field_validator("symptoms", "service")
     @classmethod

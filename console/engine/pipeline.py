@@ -28,7 +28,7 @@ from console.engine.briefing.deterministic import (
     shown_score,
 )
 from console.engine.briefing.instructions import looks_like_instructions
-from console.engine.briefing.models import Briefing, RecalledRecord, SourceUse
+from console.engine.briefing.models import Briefing, RecalledRecord, SourceUse, State
 from console.engine.briefing.request import BriefingRequest, CancelToken
 from console.engine.briefing.verdict import Verdict, verdict
 from console.engine.config import Settings
@@ -163,7 +163,7 @@ class FirstLook:
     gives, the top incident recalled and its score as a briefing shows it (None: no incident
     was recalled). The incoming list (``triage --listen``) shows one per page received."""
 
-    state: str
+    state: State
     top_incident_id: str | None = None
     score: float | None = None
 

@@ -121,10 +121,6 @@ class ConsoleState:
     def page(self, number: int) -> Incoming | None:
         return next((p for p in self.incoming if p.received.number == number), None)
 
-    @property
-    def new_pages(self) -> int:
-        return sum(not page.seen for page in self.incoming)
-
     def incoming_words(self) -> str:
         """What the status line says of the receiver: the newest page not yet briefed, and how
         many are waiting; else where it listens."""

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from console.engine.briefing.payloads import AlertFormat
-from store.models import ActionOutcome
+from store.models import ActionOutcome, without_absent
 from store.text import CleanStr
 
 State = Literal["proven", "unproven", "no_prior_incident"]
@@ -50,10 +50,7 @@ class RecalledRecord(BaseModel):
     def _without_absent_runbook(self, handler: SerializerFunctionWrapHandler) -> object:
         # A record without a runbook dumps exactly as before the field existed (--json, the
         # briefing's hash in a verification artifact, what the model is shown).
-        data = handler(self)
-        if isinstance(data, dict) and data.get("runbook") is None:
-            data.pop("runbook", None)
-        return data
+        return without_absent(handler(self), "runbook")
 
 
 class Evidence(BaseModel):

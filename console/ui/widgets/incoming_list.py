@@ -45,7 +45,7 @@ def incoming_option(page: Incoming, shown: bool = False) -> Text:
     text.append(f"#{received.number:<2} ", style="bold" if not page.seen else "")
     text.append(f"{received_clock(received.received_at)} ", style="dim")
     if page.look is not None:
-        label, style = STATE_BADGE.get(page.look.state, (page.look.state.upper()[:8], "bold"))
+        label, style = STATE_BADGE[page.look.state]
         text.append(label, style=style)
         top = (f"{page.look.top_incident_id} {page.look.score:.2f}"
                if page.look.top_incident_id and page.look.score is not None else "—")

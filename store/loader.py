@@ -26,6 +26,7 @@ another and a duplicate id are reported together.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -42,6 +43,7 @@ from pydantic import ValidationError
 from store.errors import TriageError
 from store.models import Action, Incident
 from store.redact import redact
+from store.service_aliases import read_service_aliases, services_path
 from store.validation import describe_error
 from store.yaml_marks import (
     aliased,
@@ -157,6 +159,10 @@ class LoadedMemory:
     # False for IncidentFileError.partial: some incidents did not load, so an id absent here
     # proves nothing (the shared overlay never reads it as deleted here).
     complete: bool = True
+    # services.yaml beside the incidents file (store/service_aliases.py): each service's other
+    # names, and what is wrong with the file (then no aliases). Not in ``source_hash``.
+    service_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    service_problems: list[Problem] = field(default_factory=list)
 
     @property
     def action_count(self) -> int:
@@ -240,10 +246,19 @@ def load_incidents(path: Path) -> LoadedMemory:
                           found.warnings, references,
                           {i: n for i, n in found.start_lines.items() if i in origin},
                           complete=not found.problems)
+    memory = _with_aliases(memory, services_path(path))
     if found.problems:
         raise IncidentFileError(found.problems, found.secrets, found.warnings, memory,
                                 found.unsearched)
     return memory
+
+
+def _with_aliases(memory: LoadedMemory, path: Path) -> LoadedMemory:
+    read = read_service_aliases(path, memory.services)
+    if not read.aliases and not read.problems:
+        return memory
+    problems = [Problem(str(path), line, "", message) for line, message in read.problems]
+    return dataclasses.replace(memory, service_aliases=read.aliases, service_problems=problems)
 
 
 @dataclass

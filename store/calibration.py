@@ -32,16 +32,17 @@ class Calibration(BaseModel):
     # Standing out (store/recall.py ``standing``): an incident's evidence ``cosine +
     # evidence_weight·distinct coverage`` (terms in half the memory or more weigh nothing),
     # less the mean evidence of the ``typical_k`` best rivals (candidates that are not its
-    # recurrences nor resolved by the same fix; a memory smaller than that is padded with
-    # ``unrelated``), in units of their spread (at least ``spread_min``). It does not grow
-    # with the alert's length, and it is judged against what this memory holds.
+    # recurrences nor resolved by the same fix; for the gate, those after the nearest one; a
+    # memory smaller than that is padded with ``unrelated``), in units of their spread (at
+    # least ``spread_min``). It does not grow with the alert's length, and it is judged
+    # against what this memory holds.
     evidence_weight: float = 1.0
     typical_k: int = 10
     spread_min: float = 0.03
     unrelated: float = 0.1
     evidence_floor: float = Field(default=0.3, description="no incident below this evidence is "
                                   "seen before, however it stands out")
-    standing_floor: float = Field(default=2.5, description="the best incident must stand out this "
+    standing_floor: float = Field(default=3.0, description="the best incident must stand out this "
                                   "much from the memory's typical match, else no prior incident")
     # Applicability (console/engine/briefing/applicability.py): ``strong`` (the same failure)
     # needs standing ≥ ``strong`` *and* a lead of ``margin`` over the best rival with another fix.
@@ -73,10 +74,11 @@ class Calibration(BaseModel):
 HYBRID_MINILM = Calibration(
     embedder=MINILM_ID, bm25_weight=0.01, coverage_weight=0.1, relative=0.8,
     evidence_weight=1.0, typical_k=10, spread_min=0.03, unrelated=0.1, evidence_floor=0.3,
-    standing_floor=2.5, strong=5.0, margin=2.0,
+    standing_floor=3.0, strong=5.0, margin=2.0,
     fitted_on="ranking weights by MRR on the third-party postmortem dev set (190 incidents, 60 "
-              "alerts); the gate (standing ≥ 2.5, turning away at most 15% of answerable "
-              "training alerts) and applicability (strong 5, margin 2: right − 3·wrong PROVEN) "
+              "alerts); the gate (standing ≥ 3 past the nearest look-alike, turning away at "
+              "most 15% of answerable training alerts) and applicability (strong 5, margin 2: "
+              "right − 3·wrong PROVEN) "
               "by bench/verdict_fit.py on it and the ITBench machine-alert set, cross-validated "
               "(ITBench split A↔B, postmortems 5-fold): figures in README",
 )

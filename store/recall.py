@@ -85,6 +85,7 @@ class Ranked:
     evidence: float = 0.0
     standing: float | None = None
     margin: float | None = None
+    seen: float | None = None
     rival: str | None = None
 
 
@@ -169,16 +170,26 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
         rivals = sorted(((r.evidence, r.incident_id) for r in ranked if r is not mine
                          and not _same_failure(candidates[mine.incident_id],
                                                candidates[r.incident_id])), reverse=True)
-        nearest = [e for e, _ in rivals[:calibration.typical_k]]
-        nearest += [calibration.unrelated] * (calibration.typical_k - len(nearest))
-        spread = max(statistics.pstdev(nearest), calibration.spread_min)
-        typical = statistics.fmean(nearest)
-        best = nearest[0]
+        k = calibration.typical_k
+        nearest = [e for e, _ in rivals[:k + 1]]
+        nearest += [calibration.unrelated] * (k + 1 - len(nearest))
         judged.append(dataclasses.replace(
-            mine, standing=round((mine.evidence - typical) / spread, 3),
-            margin=round((mine.evidence - best) / spread, 3),
+            mine, standing=_spreads(mine.evidence, nearest[:k], calibration),
+            margin=_spreads(mine.evidence, nearest[:k], calibration, nearest[0]),
+            # Seen before: against what comes after its nearest look-alike (a sibling fault
+            # with another fix is no sign that nothing like it was seen).
+            seen=_spreads(mine.evidence, nearest[1:], calibration),
             rival=rivals[0][1] if rivals else None))
     return judged
+
+
+def _spreads(evidence: float, nearest: list[float], calibration: Calibration,
+             against: float | None = None) -> float:
+    """``evidence`` over ``against`` (default: the mean of ``nearest``) in spreads of
+    ``nearest``."""
+    spread = max(statistics.pstdev(nearest), calibration.spread_min)
+    base = statistics.fmean(nearest) if against is None else against
+    return round((evidence - base) / spread, 3)
 
 
 def gate(ranked: list[Ranked], calibration: Calibration,
@@ -200,7 +211,7 @@ def gate(ranked: list[Ranked], calibration: Calibration,
 
 
 def _seen(r: Ranked, calibration: Calibration) -> bool:
-    return (r.standing is not None and r.standing >= calibration.standing_floor
+    return (r.seen is not None and r.seen >= calibration.standing_floor
             and r.evidence >= calibration.evidence_floor)
 
 
@@ -269,8 +280,8 @@ def _gate_reason(ranked: list[Ranked], kept: list[Ranked], calibration: Calibrat
         parts.append(f"BM25 {best.bm25:.1f}")
     parts.append(f"term coverage {best.coverage:.2f}")
     parts.append(f"evidence {best.evidence:.2f}")
-    if best.standing is not None:
-        parts.append(f"stands out {best.standing:.1f} spreads")
+    if best.seen is not None:
+        parts.append(f"stands out {best.seen:.1f} spreads")
     verdict = "passes" if kept else "below"
     return f"{', '.join(parts)} — {verdict} the floor ({calibration.describe()})"
 

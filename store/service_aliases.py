@@ -86,9 +86,9 @@ def _parse(text: str, problems: list[tuple[int | None, str]],
         problems.append((None, f"not valid YAML: {exc}"))
         return {}
     if alias is not None:
-        problems.append((alias.start_mark.line + 1, "YAML aliases (*name) are not accepted in "
-                                                    "a services file — write the names out "
-                                                    "in full"))
+        line = alias.start_mark.line + 1 if alias.start_mark else None
+        problems.append((line, "YAML aliases (*name) are not accepted in a services file — "
+                               "write the names out in full"))
         return {}
     if root is None:
         return {}  # only comments: no aliases yet

@@ -134,8 +134,10 @@ def test_keyerror_alert_is_proven_at_98_by_the_cache_flush_from_five_incidents(
     assert {e["incident_id"] for e in lead["evidence"]} == KEYERROR_INCIDENTS
     assert {e["outcome"] for e in lead["evidence"]} == {"RESOLVED"}
     assert lead["applies"] == "strong" and lead["proven_on"] == ["payments-api"]
-    # "payments service" names no service: nothing is demoted to "elsewhere".
-    assert doc["alert_service"] is None
+    # "payments service" names payments-api by its words (assumed, and said so): the five
+    # payments-api incidents stay the same failure.
+    assert doc["alert_service"] == "payments-api"
+    assert doc["input"]["service_read"]["how"] == "alias"
     assert {r["match"] for r in doc["recalled"] if r["incident_id"] in KEYERROR_INCIDENTS} == {
         "strong"}
 

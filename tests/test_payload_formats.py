@@ -110,8 +110,10 @@ def test_grafana_keeps_its_dashboard_panel_and_silence_links(data_dir: Path) -> 
 
 def test_json_of_another_tool_is_briefed_as_its_text_with_a_notice(data_dir: Path) -> None:
     out = brief(PAYLOADS / "unknown.json", data_dir)
+    read = out["input"].pop("service_read")
     assert out["input"] == {"format": "text", "service": None, "runbook_url": None,
                             "dedup_key": None, "status": None, "links": {}}
+    assert (read["service"], read["how"]) == ("payments-api", "text")  # named in its text
     assert PAYMENTS <= {r["incident_id"] for r in out["recalled"]}
     assert ("the alert is JSON but not a payload this console reads (Alertmanager, Grafana, "
             "PagerDuty Events v2 or webhook v3, Opsgenie): briefed as plain text, not by its "

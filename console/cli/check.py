@@ -1,4 +1,5 @@
-"""`triage check`: is the incidents file (and probes.yaml beside it) valid? Every problem."""
+"""`triage check`: is the incidents file (and services.yaml, probes.yaml beside it) valid?
+Every problem."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from console.cli.errors import command, report_error
 from console.engine.config import Settings
 from console.engine.engine import TriageEngine
 from console.exit_codes import EXIT_OK
-from store.loader import IncidentFileError
+from store.errors import TriageError
+from store.loader import IncidentFileError, Problem
+from store.service_aliases import services_path
 from store.validation import future_start
 from store.writer import leftover_warnings
 
@@ -33,6 +36,8 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
         _warn(exc.secrets, exc.warnings)
         if exc.partial is not None:
             _warn_loaded(exc.partial, settings)
+            if exc.partial.service_problems:
+                report_error(ServicesFileError(exc.partial.service_problems))
         return report_error(exc)
     _warn(memory.secrets, memory.warnings)
     dangling, future = _warn_loaded(memory, settings)
@@ -50,6 +55,9 @@ def check(settings: Settings, args: argparse.Namespace) -> int:
     drilled = f", {drills} drill{'s' if drills != 1 else ''}" if drills else ""
     print(f"{settings.incidents_path}: ok — {len(memory.incidents)} incidents{drilled}, "
           f"{memory.action_count} actions, {len(memory.services)} services{secrets}{ignored}")
+    if memory.service_problems:
+        return report_error(ServicesFileError(memory.service_problems))
+    _check_services(memory, settings)
     return _check_probes(engine)
 
 
@@ -81,6 +89,27 @@ def _warn_loaded(memory: LoadedMemory, settings: Settings) -> tuple[int, int]:
         line = memory.start_lines.get(incident.id, line)
         print(f"{file}:{line}: warning: {why}" if line else f"{file}: warning: {why}")
     return len(memory.reference_problems), future
+
+
+class ServicesFileError(TriageError):
+    """services.yaml cannot be used as it is; every reason, each with file:line."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        count = len(problems)
+        super().__init__(f"the services file has {count} problem{'s' if count != 1 else ''}:",
+                         [str(p) for p in problems],
+                         "Fix them and run `triage check` again; until then briefings read "
+                         "no service aliases.")
+
+
+def _check_services(memory: LoadedMemory, settings: Settings) -> None:
+    """The aliases of services.yaml beside the incidents file, when there is one."""
+    if not memory.service_aliases:
+        return
+    count = sum(len(names) for names in memory.service_aliases.values())
+    print(f"{services_path(settings.incidents_path)}: ok — {count} "
+          f"alias{'es' if count != 1 else ''} of {len(memory.service_aliases)} "
+          f"service{'s' if len(memory.service_aliases) != 1 else ''}")
 
 
 def _check_probes(engine: TriageEngine) -> int:

@@ -307,6 +307,10 @@ class TriageEngine:
     def known_services(self) -> list[str]:
         return self.memory.services if self.memory else []
 
+    def service_aliases(self) -> dict[str, tuple[str, ...]]:
+        """The memory's services.yaml aliases (none before a load, or with a bad file)."""
+        return self.memory.service_aliases if self.memory else {}
+
     def suggest_incident_id(self) -> str:
         """The next free ``INC-<n>`` after the highest number in memory."""
         numbers = [int("".join(ch for ch in i.id if ch.isdigit()) or 0)
@@ -502,11 +506,11 @@ class TriageEngine:
         return list(load_probes(self.probes_file()))
 
     def alert_service(self, alert: Alert) -> str | None:
-        """The alert's service as verification reads it: its label, or the one known service
-        its text names."""
+        """The alert's service as verification reads it: the verdict's reading (None when it
+        names none, or when unsure)."""
         from console.engine.verification.passes import alert_service
 
-        return alert_service(alert, self.known_services())
+        return alert_service(alert, self.known_services(), self.service_aliases())
 
     def verification_plan(self, routed: Routed, probes: list[DeclaredProbe]) -> Plan:
         """Plan the verification of a routed briefing: audit, questions, memory probes and (if

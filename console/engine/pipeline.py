@@ -117,7 +117,7 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
                for r in recalled_records(recalled, judged.matches, now)]
     hooks.recalled(records)
     cancel.check()
-    notices = _notices(snapshot, alert, quarantined, groups)
+    notices = _notices(snapshot, alert, quarantined, groups, judged.service)
     if client is not None and usable.incidents and hooks.wants_provisional:
         # A CPU model takes a minute: the memory's own briefing is read meanwhile, and the
         # final one (the model's, if its draft passes the guards) replaces it.
@@ -131,8 +131,11 @@ def route(request: BriefingRequest, snapshot: MemorySnapshot, hooks: Hooks | Non
 
 
 def service_of(alert: Alert, memory: LoadedMemory) -> ServiceRead:
-    """The service the alert names, as the verdict reads it (label first, then its text)."""
-    return read_service(alert.text, alert.service, memory.services)
+    """The service the alert is about, as the verdict, the verification and the postmortem
+    form read it: its labels first, then its text, matched to the memory's services by
+    spelling, services.yaml and words (console/engine/briefing/services.py)."""
+    return read_service(alert.text, alert.service, memory.services,
+                        labels=alert.service_labels, aliases=memory.service_aliases)
 
 
 def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
@@ -149,7 +152,9 @@ def recall_alert(alert: Alert, snapshot: MemorySnapshot, cancel: CancelToken,
     for group in alert.groups:
         cancel.check()
         recalled = recall(snapshot.index, group.text, hidden)
-        service = read_service(group.text, group.service, snapshot.memory.services)
+        service = read_service(group.text, group.service, snapshot.memory.services,
+                               labels=group.service_labels,
+                               aliases=snapshot.memory.service_aliases)
         judged = verdict(without(recalled, quarantine(recalled)), service,
                          snapshot.settings.now())
         groups.append(GroupRecall(group, recalled, judged.state, judged.lead_match))
@@ -250,12 +255,19 @@ def assemble(recalled: Recall, records: list[RecalledRecord], quarantined: set[s
         "recurrence": judged.recurrence,
         "coverage": coverage(alert, recalled, briefing, quarantined, snapshot),
         "batch": batch_entries(groups or [], alert.group, briefing.state),
-        "input": alert.input()})
+        "input": alert.input(judged.service.reading())})
 
 
 def _notices(snapshot: MemorySnapshot, alert: Alert, quarantined: set[str],
-             groups: list[GroupRecall]) -> list[str]:
+             groups: list[GroupRecall], service: ServiceRead) -> list[str]:
     notices = list(alert.notices)
+    if service.assumed:
+        notices.append(service.assumed)
+    if snapshot.memory.service_problems:
+        first = snapshot.memory.service_problems[0]
+        notices.append(f"{first.file} was not read ({first.message}"
+                       f"{f', line {first.line}' if first.line else ''}): no service aliases "
+                       "— run `triage check`")
     meta = snapshot.index.meta
     if meta and meta.embed_error:
         notices.append(f"recall is lexical only: {meta.embed_error}")

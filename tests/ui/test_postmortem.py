@@ -13,7 +13,7 @@ from textual.widgets import Input, Static
 
 from console.engine.config import Settings
 from console.ui.app import TriageApp
-from console.ui.screens.postmortem import PostmortemScreen, service_in_alert
+from console.ui.screens.postmortem import PostmortemScreen, prefill_from_alert
 from tests.ui.driving import type_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -282,9 +282,9 @@ async def test_prefill_from_the_current_alert(tmp_path: Path, incidents: Path) -
 
 def test_service_names_match_whole_words_only() -> None:
     services = ["payments-api", "api-gateway", "orders-db"]
-    assert service_in_alert("PAYMENTS API 5xx rate", services) == "payments-api"
-    assert service_in_alert("gateway timeouts", services) is None
-    assert service_in_alert("new-orders-db-replica lag", services) is None
+    assert prefill_from_alert("PAYMENTS API 5xx rate", services)[1] == "payments-api"
+    assert prefill_from_alert("gateway timeouts", services)[1] == ""
+    assert prefill_from_alert("new-orders-db-replica lag", services)[1] == ""
 
 
 async def test_rows_are_added_moved_removed_and_restored_by_keys(tmp_path: Path,

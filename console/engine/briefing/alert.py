@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from console.engine.briefing.models import AlertInput
+from console.engine.briefing.models import AlertInput, ServiceReading
 from console.engine.briefing.payloads import (
     PAGES,
     AlertFormat,
@@ -35,6 +35,7 @@ from console.engine.briefing.payloads import (
     item_values,
     runbook_of,
 )
+from console.engine.briefing.services import service_labels
 from store.errors import TriageError
 from store.redact import redact
 from store.text import clean
@@ -103,6 +104,8 @@ class PayloadGroup:
     service: str | None
     alerts: int
     truncated: bool = False
+    # The labels that may name its service, in the order trusted (services.service_labels).
+    service_labels: tuple[tuple[str, str], ...] = ()
     # Of its first member: the key its tool dedups it by (Alertmanager's fingerprint), the
     # runbook its annotations name, and the links it carries (generator, dashboard, …).
     dedup_key: str | None = None
@@ -122,6 +125,8 @@ class Alert:
     ``notices`` say what the parse left out (resolved alerts, groups beyond the cap).
     ``dedup_key``, ``runbook_url`` and ``links`` are the payload's (of the chosen group),
     cleaned, redacted and bounded; ``status`` is whether what it pages for still fires.
+    ``service_labels`` are the labels that may name its service (``service`` is the one
+    ``input.service`` shows); console/engine/briefing/services.py reads the service from them.
     """
 
     text: str
@@ -135,10 +140,12 @@ class Alert:
     runbook_url: str | None = None
     links: tuple[tuple[str, str], ...] = ()
     status: PageStatus | None = None
+    service_labels: tuple[tuple[str, str], ...] = ()
 
-    def input(self) -> AlertInput:
-        """What ``triage brief --json`` says of where this alert came from (``input``)."""
-        return AlertInput(format=self.source, service=self.service,
+    def input(self, service_read: ServiceReading | None = None) -> AlertInput:
+        """What ``triage brief --json`` says of where this alert came from (``input``), with
+        the service as the briefing read it."""
+        return AlertInput(format=self.source, service=self.service, service_read=service_read,
                           runbook_url=self.runbook_url, dedup_key=self.dedup_key,
                           status=self.status, links=dict(self.links))
 
@@ -152,6 +159,7 @@ class Alert:
             return self
         chosen = self.groups[index]
         return dataclasses.replace(self, text=chosen.text, service=chosen.service,
+                                   service_labels=chosen.service_labels,
                                    truncated=chosen.truncated, group=index,
                                    dedup_key=chosen.dedup_key, runbook_url=chosen.runbook_url,
                                    links=chosen.links)
@@ -315,6 +323,9 @@ def _page_alert(page: Page) -> Alert:
               ("service", page.service), ("severity", page.severity)) if value}
     group = _group(group_key(labels), labels,
                    {"summary": page.summary, "description": page.description}, 1)
+    if group is not None and page.services:
+        named = [(field, _one_line(value, MAX_LABEL_CHARS)) for field, value in page.services]
+        group = dataclasses.replace(group, service_labels=tuple(named))
     if group is None:
         raise AlertError(f"the {page.what} holds no summary, title or message to search "
                          "(an acknowledge or resolve names only the alert it closes) — paste "
@@ -324,6 +335,7 @@ def _page_alert(page: Page) -> Alert:
         notices = (f"the {page.what} says the alert is {page.status}: briefing what fired, "
                    "it may not be firing now",)
     return Alert(group.text, page.format, group.service, group.truncated, notices=notices,
+                 service_labels=group.service_labels,
                  dedup_key=_carried(page.dedup_key), runbook_url=_carried(page.runbook_url),
                  links=_carried_links(page.links), status=page.status)
 
@@ -395,6 +407,7 @@ def _alertmanager(payload: Any, form: AlertFormat = "alertmanager") -> Alert:
         groups = groups[:MAX_GROUPS]
     first = groups[0]
     return Alert(first.text, form, first.service, first.truncated,
+                 service_labels=first.service_labels,
                  groups=tuple(groups) if len(groups) > 1 else (), notices=tuple(notices),
                  dedup_key=first.dedup_key, runbook_url=first.runbook_url, links=first.links,
                  status="firing" if firing or not items else "resolved")
@@ -491,6 +504,8 @@ def is_instance_label(name: str) -> bool:
 
 def _group(key: str, labels: dict[str, str], annotations: dict[str, str],
            count: int, shown_after: str = "") -> PayloadGroup | None:
+    # (what is searched and shown keeps the label it always named; the service itself is
+    # read from every label that may name it, by console/engine/briefing/services.py)
     service = labels.get("service") or labels.get("job") or labels.get("app")
     alertname = labels.get("alertname", "")
     summary, description = annotations.get("summary", ""), annotations.get("description", "")
@@ -506,7 +521,9 @@ def _group(key: str, labels: dict[str, str], annotations: dict[str, str],
                         label=_one_line(" — ".join(p for p in shown if p), MAX_LABEL_CHARS),
                         service=_one_line(service, MAX_LABEL_CHARS) if service else None,
                         alerts=count,
-                        truncated=len(text) > MAX_ALERT_CHARS)
+                        truncated=len(text) > MAX_ALERT_CHARS,
+                        service_labels=tuple((key, _one_line(value, MAX_LABEL_CHARS))
+                                             for key, value in service_labels(labels)))
 
 
 def _one_line(text: str, limit: int) -> str:

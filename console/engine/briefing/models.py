@@ -225,10 +225,25 @@ class AlertGroup(BaseModel):
     match: Match | None = None
 
 
+class ServiceReading(BaseModel):
+    """How the alert's service was read (console/engine/briefing/services.py): the service
+    (null: none), whether the memory knows it, how (label, alias — by services.yaml or by its
+    words —, text, unsure, none), from what, whether it demotes a strong match on another
+    service, and the line the briefing shows when it was assumed (null when read as written)."""
+
+    service: CleanStr | None = None
+    known: bool = False
+    how: Literal["label", "alias", "text", "unsure", "none"] = "none"
+    source: CleanStr = ""
+    demotes: bool = False
+    assumed: CleanStr | None = None
+
+
 class AlertInput(BaseModel):
     """What the alert was read from: its format, the service it names, its runbook's address
     (carried, never fetched), the key its tool dedups it by, whether it still fires, and the
-    links it carries (generator, dashboard, incident, …). Null where the payload says nothing."""
+    links it carries (generator, dashboard, incident, …). Null where the payload says nothing.
+    ``service_read``: the service as the briefing read it (from the labels or the text)."""
 
     format: AlertFormat
     service: CleanStr | None = None
@@ -236,6 +251,7 @@ class AlertInput(BaseModel):
     dedup_key: CleanStr | None = None
     status: Literal["firing", "acknowledged", "resolved"] | None = None
     links: dict[str, CleanStr] = Field(default_factory=dict)
+    service_read: ServiceReading | None = None
 
 
 class Briefing(BaseModel):

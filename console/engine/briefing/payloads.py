@@ -46,6 +46,8 @@ class Page:
     dedup_key: str = ""
     runbook_url: str = ""
     links: tuple[tuple[str, str], ...] = ()
+    # Every field that may name the service, most trusted first (``service`` is the first).
+    services: tuple[tuple[str, str], ...] = ()
     # What the page is, in words, for a message that names it ("PagerDuty event 'resolve'").
     what: str = ""
 
@@ -100,6 +102,8 @@ def pagerduty_events_v2(event: dict[str, Any]) -> Page:
     return Page(
         format="pagerduty-events-v2", name=_text(body.get("class")),
         service=_text(body.get("component")) or _text(body.get("source")),
+        services=_present_names(("component", _text(body.get("component"))),
+                                ("source", _text(body.get("source")))),
         severity=_text(body.get("severity")), summary=_text(body.get("summary")),
         description=_described(details), status=status, dedup_key=_text(event.get("dedup_key")),
         runbook_url=_linked_runbook(links) or runbook_of(details),
@@ -139,10 +143,15 @@ def opsgenie(webhook: dict[str, Any]) -> Page:
         action.lower(), "firing")  # type: ignore[assignment]
     return Page(
         format="opsgenie", service=_text(alert.get("entity")) or tagged,
+        services=_present_names(("entity", _text(alert.get("entity"))), ("service", tagged)),
         severity=_text(alert.get("priority")), summary=_text(alert.get("message")),
         description=_text(alert.get("description")) or _described(details), status=status,
         dedup_key=_text(alert.get("alias")) or _text(alert.get("alertId")),
         runbook_url=runbook_of(details), what=f"Opsgenie '{action}' webhook")
+
+
+def _present_names(*names: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple((field, value) for field, value in names if value)
 
 
 PAGES = {"pagerduty-events-v2": pagerduty_events_v2,

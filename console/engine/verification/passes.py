@@ -24,7 +24,6 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from console.engine.briefing.alert import Alert
 from console.engine.briefing.audit import AuditLog
 from console.engine.briefing.models import Briefing
+from console.engine.briefing.services import read_service
 from console.engine.model.client import ModelClient
 from console.engine.verification.method import (
     Answered,
@@ -93,16 +93,13 @@ def needed(briefing: Briefing) -> bool:
     return briefing.confidence.value < NEEDED_BELOW
 
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-def alert_service(alert: Alert, services: Sequence[str]) -> str | None:
-    """The alert's service: its label, or the one service of the memory named in its text."""
-    if alert.service:
-        return alert.service
-    words = set(_WORD.findall(alert.text.lower()))
-    named = sorted({s for s in services if s.lower() in words})
-    return named[0] if len(named) == 1 else None
+def alert_service(alert: Alert, services: Sequence[str],
+                  aliases: Mapping[str, Sequence[str]] | None = None) -> str | None:
+    """The alert's service as the verdict reads it (console/engine/briefing/services.py);
+    None when it names none or the read is unsure (then the engineer is asked)."""
+    read = read_service(alert.text, alert.service, services, labels=alert.service_labels,
+                        aliases=aliases)
+    return read.named if read.demotes else None
 
 
 # --- the plan --------------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +20,7 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from console.engine.briefing.alert import AlertError, parse_alert
+from console.engine.briefing.services import read_service
 from console.engine.engine import MemoryStatus, SaveResult, TriageEngine
 from console.ui.keys import Key
 from console.ui.messages import ReloadRequested
@@ -32,27 +33,25 @@ from store.writer import FileChangedOnDisk, SaveFailed, SaveRefused, added_meanw
 DISCARD_WINDOW = 4.0  # seconds in which a second Esc discards a changed form
 
 
-def service_in_alert(alert_text: str, services: list[str]) -> str | None:
-    """The longest known service the alert names (any case; '-', '_' and ' ' count alike)."""
-    found = []
-    for service in services:
-        parts = [re.escape(p) for p in re.split(r"[-_ ]+", service) if p]
-        if parts and re.search(r"(?<![\w-])" + r"[-_ ]".join(parts) + r"(?![\w-])", alert_text,
-                               re.IGNORECASE):
-            found.append(service)
-    return max(found, key=len, default=None)
-
-
-def prefill_from_alert(raw_alert: str, services: list[str]) -> tuple[str, str]:
-    """Symptoms and service for a postmortem started from the alert on the main screen."""
+def prefill_from_alert(raw_alert: str, services: list[str],
+                       aliases: Mapping[str, Sequence[str]] | None = None,
+                       alert_payload: str | None = None) -> tuple[str, str]:
+    """Symptoms and service for a postmortem started from the alert on the main screen: the
+    service as the briefing reads it (the labels of the payload's group briefed, then the
+    text; the one assumed when unsure)."""
     try:
         alert = parse_alert(raw_alert)
     except AlertError:
         return " ".join(raw_alert.split()), ""
-    symptoms = " ".join(alert.text.split())
-    if alert.service and alert.service in services:
-        return symptoms, alert.service
-    return symptoms, service_in_alert(alert.text, services) or ""
+    labelled = alert
+    if alert_payload is not None and alert_payload != raw_alert:
+        with contextlib.suppress(AlertError, ValueError):  # an unreadable payload: the text
+            payload = parse_alert(alert_payload)
+            labelled = next((payload.for_group(n) for n, group in enumerate(payload.groups)
+                             if group.text == raw_alert), payload)
+    read = read_service(alert.text, labelled.service, services,
+                        labels=labelled.service_labels, aliases=aliases)
+    return " ".join(alert.text.split()), read.named or ""
 
 
 def runbook_from_alert(alert_text: str, alert_payload: str | None = None) -> str:
@@ -199,7 +198,8 @@ class PostmortemScreen(Screen[SaveResult | None]):
         values["id"] = self.engine.suggest_incident_id()
         if alert_text.strip():
             services = self.engine.known_services()
-            values["symptoms"], values["service"] = prefill_from_alert(alert_text, services)
+            values["symptoms"], values["service"] = prefill_from_alert(
+                alert_text, services, self.engine.service_aliases(), alert_payload)
             self.prefilled = ["symptoms"] + ([f"service ({values['service']})"]
                                              if values["service"] else [])
             values["runbook"] = runbook_from_alert(alert_text, alert_payload)

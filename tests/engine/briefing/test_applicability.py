@@ -29,8 +29,8 @@ SERVICES = {"payments-api", "ledger-api", "reporting-api", "orders-db", "checkou
     ("Payments API p99 latency up", None, "payments-api", True),
     ("payments_api KeyError after deploy", None, "payments-api", True),
     ("orders-db disk filling up", None, "orders-db", True),
-    # "payments service" is not payments-api: no service named
-    ("payments service KeyError: 'amount' after deploy", None, None, False),
+    # "payments service" names payments-api by its words (tests/engine/briefing/test_services.py)
+    ("payments service KeyError: 'amount' after deploy", None, "payments-api", True),
     ("notifications backlog growing", None, None, False),             # an ordinary word
     ("quokka-queue consumers stalled", None, None, False),
     # a service-like name the memory does not know: named, unknown
@@ -40,7 +40,8 @@ SERVICES = {"payments-api", "ledger-api", "reporting-api", "orders-db", "checkou
     ("queue stalled (service quokka)", None, "quokka", False),
 ], ids=lambda v: str(v))
 def test_read_service(text: str, label: str | None, named: str | None, known: bool) -> None:
-    assert read_service(text, label, SERVICES) == ServiceRead(named, known)
+    read = read_service(text, label, SERVICES)
+    assert (read.named, read.known) == (named, known)
 
 
 # One distinct fix per incident: incidents resolved by the same fix are one family too, and

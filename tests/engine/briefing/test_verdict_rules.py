@@ -87,7 +87,7 @@ def test_nothing_recalled_is_no_prior_incident() -> None:
 
 @pytest.mark.parametrize(("text", "label", "named", "known"), [
     ("errors on ledger-api", None, "ledger-api", True),
-    ("payments service KeyError after deploy", None, None, False),
+    ("payments service KeyError after deploy", None, "payments-api", True),  # by its words
     ("quokka-api consumers stalled", None, "quokka-api", False),
     ("consumers stalled (service quokka)", None, "quokka", False),
     ("anything", "Ledger-API", "ledger-api", True),

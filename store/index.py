@@ -123,6 +123,11 @@ class Candidate:
     def incident(self) -> Incident:
         return Incident.model_validate_json(self.record)
 
+    @cached_property
+    def fix_terms(self) -> tuple[frozenset[str], ...]:
+        """The terms of each action that resolved or mitigated it (the same-fix rule's input)."""
+        return tuple(frozenset(terms(a.action)) for a in self.incident.actions if a.outcome.is_fix)
+
 
 def read_meta(index_dir: Path) -> IndexMeta | None:
     """The index's metadata, or None when there is no usable index."""

@@ -7,6 +7,8 @@ calibrated floor → no prior incident, with the reason (best match and the floo
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
 from dataclasses import dataclass, field
 
 from store.calibration import Calibration, default_calibration
@@ -14,7 +16,7 @@ from store.embedder import EmbedderUnavailable
 from store.index import Candidate, MemoryIndex, incident_document
 from store.models import ActionOutcome, Incident
 from store.redact import REDACTION_MARKER, redact
-from store.terms import coverage, terms
+from store.terms import coverage, distinct_coverage, same_fix_words, terms
 
 CANDIDATES = 50
 
@@ -60,11 +62,18 @@ class RecalledIncident:
     root_cause: str = ""
     # The runbook its postmortem recorded ("" none): shown as used last time, never fetched.
     runbook: str = ""
+    # How far it stands out from the memory's typical match, in spreads (``standing``), and its
+    # lead over the best rival with another fix (``margin``): what applicability reads.
+    standing: float | None = None
+    margin: float | None = None
 
 
 @dataclass(frozen=True)
 class Ranked:
-    """One candidate incident with its evidence components, whether or not it passed the gate."""
+    """One candidate incident with its evidence components, whether or not it passed the gate.
+
+    ``score`` (fused) orders candidates; ``evidence``, ``standing`` and ``margin`` judge them
+    (see :func:`standing`): they do not grow with the alert's length."""
 
     incident_id: str
     score: float
@@ -72,6 +81,12 @@ class Ranked:
     bm25: float | None
     coverage: float
     shared_terms: int
+    distinct: float = 0.0
+    evidence: float = 0.0
+    standing: float | None = None
+    margin: float | None = None
+    seen: float | None = None
+    rival: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,9 +103,10 @@ class Recall:
     notices: tuple[str, ...] = field(default_factory=tuple)
     ranked: tuple[Ranked, ...] = field(default_factory=tuple)
     gate: str = ""
-    # The calibration's applicability parameters, so the verdict reads them with the recall.
-    margin_weight: float = 1.0
-    strong: float = 0.98
+    # The calibration's applicability parameters, so the verdict reads them with the recall:
+    # an incident is the same failure at standing ≥ ``strong`` with a ``margin`` over rivals.
+    margin: float = 2.0
+    strong: float = 5.0
 
     @property
     def actions(self) -> list[RecalledAction]:
@@ -120,19 +136,83 @@ def rank(candidates: list[Candidate], query_terms: list[str], calibration: Calib
         share = coverage(query_terms, candidate.terms, frequencies, documents)
         if calibration.embedder is None and shared < needed:
             share = 0.0  # one rare shared word is a coincidence, not a match
+        distinct = distinct_coverage(query_terms, candidate.terms, frequencies, documents)
+        if calibration.embedder is None and shared < needed:
+            distinct = 0.0
         ranked.append(Ranked(candidate.incident_id,
                              calibration.fuse(candidate.cosine, candidate.bm25, share),
-                             candidate.cosine, candidate.bm25, share, shared))
+                             candidate.cosine, candidate.bm25, share, shared, distinct,
+                             calibration.evidence(candidate.cosine, distinct)))
     ranked.sort(key=lambda r: (-r.score, r.incident_id))
     return ranked
 
 
-def gate(ranked: list[Ranked], calibration: Calibration) -> list[Ranked]:
-    """The candidates that count as "seen before": the best reaches the floor, others keep up."""
-    if not ranked or ranked[0].score < calibration.floor:
+def _same_failure(left: Candidate, right: Candidate) -> bool:
+    """Recurrences of one failure: declared ``related`` (either way) or resolved or mitigated
+    by the same fix. They do not compete with each other."""
+    if right.incident_id in left.incident.related or left.incident_id in right.incident.related:
+        return True
+    return any(same_fix_words(a, b) for a in left.fix_terms for b in right.fix_terms)
+
+
+def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
+             calibration: Calibration) -> list[Ranked]:
+    """The best-ranked candidates with how far each stands out from its rivals.
+
+    A rival is any other candidate that is not the same failure. The typical match is the mean
+    evidence of the ``typical_k`` best rivals (a memory with fewer is padded with evidence an
+    unrelated text gets); ``standing`` is the candidate's evidence less that, in units of their
+    spread; ``margin`` its lead over the best rival, in the same units. In a memory of one
+    application every incident shares its service and alert names, so they stand out of
+    nothing; adding unrelated incidents changes neither figure, as they are no near rival."""
+    judged = []
+    for mine in ranked:
+        rivals = sorted(((r.evidence, r.incident_id) for r in ranked if r is not mine
+                         and not _same_failure(candidates[mine.incident_id],
+                                               candidates[r.incident_id])), reverse=True)
+        k = calibration.typical_k
+        nearest = [e for e, _ in rivals[:k + 1]]
+        nearest += [calibration.unrelated] * (k + 1 - len(nearest))
+        judged.append(dataclasses.replace(
+            mine, standing=_spreads(mine.evidence, nearest[:k], calibration),
+            margin=_spreads(mine.evidence, nearest[:k], calibration, nearest[0]),
+            # Seen before: against what comes after its nearest look-alike (a sibling fault
+            # with another fix is no sign that nothing like it was seen).
+            seen=_spreads(mine.evidence, nearest[1:], calibration),
+            rival=rivals[0][1] if rivals else None))
+    return judged
+
+
+def _spreads(evidence: float, nearest: list[float], calibration: Calibration,
+             against: float | None = None) -> float:
+    """``evidence`` over ``against`` (default: the mean of ``nearest``) in spreads of
+    ``nearest``."""
+    spread = max(statistics.pstdev(nearest), calibration.spread_min)
+    base = statistics.fmean(nearest) if against is None else against
+    return round((evidence - base) / spread, 3)
+
+
+def gate(ranked: list[Ranked], calibration: Calibration,
+         candidates: dict[str, Candidate] | None = None) -> list[Ranked]:
+    """The candidates that count as "seen before": the best stands out from the memory's typical
+    match (and explains enough of the alert), others keep up with it — and the recurrences of
+    what is kept stay with it, however much closer one of them matched (a postmortem saved
+    from this very alert joins its family; it never hides it)."""
+    if not ranked or not any(_seen(r, calibration) for r in ranked[:calibration.max_incidents]):
         return []
-    bar = max(calibration.floor, ranked[0].score * calibration.relative)
-    return [r for r in ranked if r.score >= bar][:calibration.max_incidents]
+    bar = ranked[0].score * calibration.relative
+    kept = [r for r in ranked if r.score >= bar]
+    if candidates is not None:
+        family = [r for r in ranked if r not in kept and r.evidence >= calibration.evidence_floor
+                  and any(_same_failure(candidates[k.incident_id], candidates[r.incident_id])
+                          for k in kept)]
+        kept = sorted(kept + family, key=ranked.index)
+    return kept[:calibration.max_incidents]
+
+
+def _seen(r: Ranked, calibration: Calibration) -> bool:
+    return (r.seen is not None and r.seen >= calibration.standing_floor
+            and r.evidence >= calibration.evidence_floor)
 
 
 def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str] = frozenset(),
@@ -173,17 +253,18 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
             documents -= 1
             for term in candidate.terms:
                 frequencies[term] = frequencies.get(term, 1) - 1
-    ranked = rank(list(candidates.values()), query_terms, calibration, frequencies, documents)
-    kept = gate(ranked, calibration)
+    ranked = standing(rank(list(candidates.values()), query_terms, calibration, frequencies,
+                           documents), candidates, calibration)
+    kept = gate(ranked, calibration, candidates)
     kept_ids = {r.incident_id for r in kept}
     best_rejected = next((r.score for r in ranked if r.incident_id not in kept_ids), 0.0)
     incidents = tuple(_recalled(candidates[r.incident_id], r, hidden) for r in kept)
     notices.extend(index.repairs)
     index.repairs.clear()
     mode = "hybrid" if vector is not None else "lexical"
-    return Recall(redaction.text, redaction.found, tuple(query_terms), mode, calibration.floor,
-                  incidents, round(best_rejected, 3), tuple(notices), tuple(ranked),
-                  _gate_reason(ranked, kept, calibration), calibration.margin_weight,
+    return Recall(redaction.text, redaction.found, tuple(query_terms), mode,
+                  calibration.standing_floor, incidents, round(best_rejected, 3), tuple(notices),
+                  tuple(ranked), _gate_reason(ranked, kept, calibration), calibration.margin,
                   calibration.strong)
 
 
@@ -198,6 +279,9 @@ def _gate_reason(ranked: list[Ranked], kept: list[Ranked], calibration: Calibrat
     if best.bm25 is not None:
         parts.append(f"BM25 {best.bm25:.1f}")
     parts.append(f"term coverage {best.coverage:.2f}")
+    parts.append(f"evidence {best.evidence:.2f}")
+    if best.seen is not None:
+        parts.append(f"stands out {best.seen:.1f} spreads")
     verdict = "passes" if kept else "below"
     return f"{', '.join(parts)} — {verdict} the floor ({calibration.describe()})"
 
@@ -228,7 +312,8 @@ def _recalled(candidate: Candidate, ranked: Ranked,
                             started_at=(incident.started_at.isoformat()
                                         if incident.started_at else ""),
                             root_cause=incident.root_cause or "",
-                            runbook=incident.runbook or "")
+                            runbook=incident.runbook or "",
+                            standing=ranked.standing, margin=ranked.margin)
 
 
 def _round(value: float | None) -> float | None:

@@ -91,3 +91,40 @@ def coverage(query_terms: Iterable[str], document_terms: Set[str],
         if term in document_terms:
             matched += weight
     return matched / total if total else 0.0
+
+
+# Two recorded actions are "the same fix" when their wording overlaps this much (Jaccard of
+# their terms). One rule: the briefing's fix groups and recall's rivals both ask it.
+SAME_FIX_OVERLAP = 0.6
+
+
+def overlap(left: Set[str], right: Set[str]) -> float:
+    """Jaccard overlap of two term sets."""
+    return len(left & right) / len(left | right) if left | right else 0.0
+
+
+def same_fix_words(left: Set[str], right: Set[str]) -> bool:
+    """The one "same fix" rule: two actions' words overlap ≥ SAME_FIX_OVERLAP (Jaccard)."""
+    return overlap(left, right) >= SAME_FIX_OVERLAP
+
+
+# A term found in this share of the memory's incidents or more says nothing about which one an
+# alert is about (the application's name, its alert names, boilerplate): it weighs nothing.
+COMMON_SHARE = 0.5
+
+
+def distinct_coverage(query_terms: Iterable[str], document_terms: Set[str],
+                      document_frequency: Mapping[str, int], documents: int) -> float:
+    """:func:`coverage` with each term's IDF scaled down by how common it is in the memory, to
+    nothing at COMMON_SHARE of the incidents: what an incident shares with the alert that most
+    of the memory does not."""
+    total = matched = 0.0
+    for term in query_terms:
+        count = document_frequency.get(term, 0)
+        # A term of one incident is never common; one in COMMON_SHARE of them and more is.
+        weight = idf(count, documents) * (max(0.0, 1.0 - (count - 1) / (COMMON_SHARE * documents))
+                                          if documents and count > 1 else 1.0)
+        total += weight
+        if term in document_terms:
+            matched += weight
+    return matched / total if total else 0.0

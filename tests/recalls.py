@@ -42,7 +42,7 @@ def recall_of(*incidents: Incident, query: str = "payments api errors after depl
     # Every incident of these tables matches strongly (the same failure): the rules they test
     # (citations, outcomes, counts) are those of evidence that applies to the alert.
     return Recall(query=query, redacted=(), query_terms=tuple(terms(query)), mode="lexical",
-                  floor=0.4, incidents=tuple(recalled), margin_weight=0.0, strong=0.5)
+                  floor=0.4, incidents=tuple(recalled), margin=float("-inf"), strong=0.5)
 
 
 # The memory the guard and citation tables are written against.

@@ -15,9 +15,9 @@ from store.index import Candidate
 from store.recall import Ranked, gate, rank
 from store.terms import terms
 
-HYBRID = Calibration(embedder="test-embedder", bm25_weight=0.01, coverage_weight=0.1, floor=0.5,
+HYBRID = Calibration(embedder="test-embedder", bm25_weight=0.01, coverage_weight=0.1,
                      relative=0.8, max_incidents=3)
-WORDS = Calibration(embedder=None, bm25_weight=0.0, coverage_weight=1.0, floor=0.4,
+WORDS = Calibration(embedder=None, bm25_weight=0.0, coverage_weight=1.0,
                     relative=0.5, min_shared_terms=2)
 
 
@@ -117,30 +117,33 @@ def test_rarer_terms_weigh_more_in_coverage() -> None:
 
 # --- gate ----------------------------------------------------------------------------------
 
-def scored(*scores: float) -> list[Ranked]:
-    return [Ranked(f"INC-{n}", score, None, None, 0.0, 0) for n, score in enumerate(scores, 1)]
+def scored(*rows: tuple[float, float, float]) -> list[Ranked]:
+    """Candidates best first, each (fused score, evidence, standing out past its look-alike)."""
+    return [Ranked(f"INC-{n}", score, None, None, 0.0, 0, evidence=evidence, seen=seen)
+            for n, (score, evidence, seen) in enumerate(rows, 1)]
 
 
 GATE = [
-    # (scores best first, kept ids) with floor 0.5, others ≥ 0.8·best, at most 3
+    # (rows best first, kept ids): seen before when one stands out ≥ 3 spreads with evidence
+    # ≥ 0.3; then the others ≥ 0.8·best fused score are kept beside it, at most 3
     ((), []),
-    ((0.49,), []),                                        # below the floor: no prior incident
-    ((0.49, 0.3), []),
-    ((0.5,), ["INC-1"]),                                  # exactly the floor passes
-    ((0.9,), ["INC-1"]),
-    ((1.0, 0.8), ["INC-1", "INC-2"]),                     # exactly 0.8 of the best keeps up
-    ((1.0, 0.79), ["INC-1"]),
-    ((0.6, 0.5, 0.49), ["INC-1", "INC-2"]),               # 0.8·0.6 = 0.48 < floor: floor rules
-    ((0.9, 0.85, 0.8, 0.75), ["INC-1", "INC-2", "INC-3"]),  # never more than max_incidents
-    ((0.9, 0.85, 0.5, 0.8), ["INC-1", "INC-2", "INC-4"]),
+    (((0.9, 0.9, 2.99),), []),                           # stands out too little: no prior
+    (((0.9, 0.29, 9.0),), []),                           # explains too little of the alert
+    (((0.9, 0.3, 3.0),), ["INC-1"]),                     # exactly both floors pass
+    (((2.6, 0.9, 2.0), (2.5, 0.8, 1.0)), []),            # a long alert's big fused score: no
+    (((1.0, 0.9, 4.0), (0.8, 0.5, 0.0)), ["INC-1", "INC-2"]),   # 0.8 of the best keeps up
+    (((1.0, 0.9, 4.0), (0.79, 0.5, 0.0)), ["INC-1"]),
+    (((1.0, 0.9, 1.0), (0.9, 0.8, 3.5)), ["INC-1", "INC-2"]),   # the second stands out
+    (((0.9, 0.9, 4), (0.85, 0.8, 0), (0.8, 0.8, 0), (0.75, 0.7, 0)),
+     ["INC-1", "INC-2", "INC-3"]),                       # never more than max_incidents
 ]
 
 
-@pytest.mark.parametrize(("scores", "kept"), GATE, ids=[repr(s) for s, _ in GATE])
-def test_gate(scores: tuple[float, ...], kept: list[str]) -> None:
-    assert [r.incident_id for r in gate(scored(*scores), HYBRID)] == kept
+@pytest.mark.parametrize(("rows", "kept"), GATE, ids=[repr(s) for s, _ in GATE])
+def test_gate(rows: tuple[tuple[float, float, float], ...], kept: list[str]) -> None:
+    assert [r.incident_id for r in gate(scored(*rows), HYBRID)] == kept
 
 
 def test_gate_keeps_what_it_passes_unchanged() -> None:
-    candidates = scored(0.9, 0.8)
+    candidates = scored((0.9, 0.9, 4.0), (0.8, 0.8, 1.0))
     assert gate(candidates, HYBRID) == candidates

@@ -1,21 +1,22 @@
 """How each recalled incident applies to this alert: the same failure, elsewhere, or weak.
 
-A recalled similar record is not yet an applicable fix. Each recalled incident gets one scalar,
-its *applicability*: the fused relevance plus ``margin_weight`` times its margin over the best
-other candidate that is not the same failure (``related``, either direction, or a recalled
-incident resolved or mitigated by the same fix) — a record that only narrowly beats a rival is
-weaker evidence than one that stands alone, while a family of recurrences, declared or not,
-does not compete with itself. The class comes from it and the service:
+A recalled similar record is not yet an applicable fix. Each recalled incident's
+*applicability* is how far it stands out from the memory's typical match for this alert
+(store/recall.py ``standing``: in spreads, whatever the alert's length), with its *margin*
+over the best rival that is not the same failure (``related``, either direction, or resolved
+or mitigated by the same fix). A family of recurrences, declared or not, does not compete with
+itself; a look-alike with another fix does: the margin is required, not added. The class:
 
-- ``strong``    applicability reaches the calibrated ``strong`` bar (or the incident is a known
-                recurrence of one that does) and the service fits: the same failure;
+- ``strong``    standing reaches the calibrated ``strong`` bar *and* its margin reaches
+                ``margin`` (or the incident is a known recurrence of one that does), and the
+                service fits: the same failure;
 - ``elsewhere`` as strong, but on another service than the one the alert names (or the alert
                 names a service the memory does not know);
 - ``weak``      recalled above the floor, not proof of anything.
 
 When the alert names no service the memory knows (nor any unknown one), there is no
-cross-service demotion. The bar and the weight are fitted on third-party alerts
-(bench/applicability_eval.py) and travel in the index's calibration.
+cross-service demotion. The bar and the margin are fitted on third-party alerts, prose and
+machine (bench/verdict_fit.py), and travel in the index's calibration.
 """
 
 from __future__ import annotations
@@ -72,19 +73,22 @@ class Applicability:
 def applicability(recall: Recall, service: ServiceRead) -> dict[str, Applicability]:
     """Every recalled incident's applicability and match class (see the module docstring)."""
     related = _families(recall.incidents)
-    fused = {r.incident_id: r.score for r in recall.ranked}
-    for incident in recall.incidents:
-        fused.setdefault(incident.incident_id, incident.score)
     scores: dict[str, tuple[float, float]] = {}
     for incident in recall.incidents:
-        own = fused[incident.incident_id]
+        if incident.standing is not None and incident.margin is not None:
+            scores[incident.incident_id] = (incident.standing, incident.margin)
+            continue
+        # A recall built by hand (tests, replays of stored recalls) carries scores only: the
+        # score stands for the standing and the margin is over the best other candidate.
+        fused = {r.incident_id: r.score for r in recall.ranked}
+        for other in recall.incidents:
+            fused.setdefault(other.incident_id, other.score)
         family = related.get(incident.incident_id, set())
         rivals = [s for i, s in fused.items() if i != incident.incident_id and i not in family]
-        margin = own - max(rivals, default=0.0)
-        # Rounded before the bar is applied: the class always agrees with the figure shown.
-        scores[incident.incident_id] = (round(own + recall.margin_weight * margin, 4),
-                                        round(margin, 4))
-    alike = {i for i, (score, _) in scores.items() if score >= recall.strong}
+        scores[incident.incident_id] = (round(incident.score, 4),
+                                        round(incident.score - max(rivals, default=0.0), 4))
+    alike = {i for i, (score, margin) in scores.items()
+             if score >= recall.strong and margin >= recall.margin}
     # A known recurrence of an incident that clears the bar is the same failure too.
     alike |= {i for i in scores if related.get(i, set()) & alike}
     result = {}

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from store.recall import RecalledAction
-from store.terms import terms
+from store.terms import SAME_FIX_OVERLAP, overlap, same_fix_words, terms
 
-# Two recorded actions are "the same fix" when their wording overlaps this much.
-SAME_FIX_OVERLAP = 0.6
+__all__ = ["SAME_FIX_OVERLAP", "FixGroup", "group_fixes", "overlap", "same_fix", "same_fix_words"]
 
 
 @dataclass
@@ -25,15 +24,6 @@ class FixGroup:
             if current is None or member.outcome.rank < current.outcome.rank:
                 best[member.incident_id] = member
         return best
-
-
-def overlap(left: set[str], right: set[str]) -> float:
-    return len(left & right) / len(left | right) if left | right else 0.0
-
-
-def same_fix_words(left: set[str], right: set[str]) -> bool:
-    """The one "same fix" rule: two actions' words overlap ≥ SAME_FIX_OVERLAP (Jaccard)."""
-    return overlap(left, right) >= SAME_FIX_OVERLAP
 
 
 def same_fix(left: str, right: str) -> bool:

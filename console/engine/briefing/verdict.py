@@ -67,11 +67,14 @@ class Ranked:
         return len(self.resolved_strong) - len(self.failed_strong)
 
     @property
-    def key(self) -> tuple[int, int, int, float]:
+    def key(self) -> tuple[int, float, float, float]:
         """Strongest class first, then the count that proves it there, then mitigations, then
         how well its best incident matched (the last word, never the first)."""
         count = {"strong": self.net, "elsewhere": len(self.resolved_elsewhere),
                  "weak": self.recommendation.resolved}[self.applies]
+        if self.applies == "weak":
+            # Nothing proven: the best match leads, not the largest family below it.
+            return MATCH_RANK[self.applies], self.best, count, self.fixes_in_class
         return MATCH_RANK[self.applies], count, self.fixes_in_class, self.best
 
 

@@ -42,13 +42,13 @@ RESTART = "Restarted all payments-api pods at once"
 
 
 def recall(*rows: tuple[Incident, float], strong: float = BAR,
-           margin_weight: float = 0.0) -> Recall:
+           margin: float = float("-inf")) -> Recall:
     """A recall of ``rows`` (incident, applicability), best first as given."""
     base = recall_of(*[item for item, _ in rows])
     incidents = tuple(dataclasses.replace(recalled, score=score)
                       for recalled, (_, score) in zip(base.incidents, rows, strict=True))
     return dataclasses.replace(base, incidents=incidents, strong=strong,
-                               margin_weight=margin_weight)
+                               margin=margin)
 
 
 def inc(number: int, *actions: dict[str, Any], service: str = HERE) -> Incident:

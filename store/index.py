@@ -32,7 +32,7 @@ from store.embedder import EmbedderUnavailable, EmbeddingCache, EmbedProgress, e
 from store.errors import EXIT_INTERNAL, TriageError
 from store.faults import fault_hint, fault_name, is_storage_fault
 from store.loader import LoadedMemory
-from store.models import Incident
+from store.models import ActionOutcome, Incident
 from store.terms import search_text, terms
 
 if TYPE_CHECKING:
@@ -122,6 +122,16 @@ class Candidate:
     @cached_property
     def incident(self) -> Incident:
         return Incident.model_validate_json(self.record)
+
+    @cached_property
+    def resolved(self) -> bool:
+        """Whether some recorded action resolved it (it offers a proven fix)."""
+        return any(a.outcome is ActionOutcome.RESOLVED for a in self.incident.actions)
+
+    @cached_property
+    def action_terms(self) -> tuple[frozenset[str], ...]:
+        """The terms of every recorded action, whatever its outcome."""
+        return tuple(frozenset(terms(a.action)) for a in self.incident.actions)
 
     @cached_property
     def fix_terms(self) -> tuple[frozenset[str], ...]:

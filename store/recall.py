@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from store.calibration import Calibration, default_calibration
@@ -155,6 +156,30 @@ def _same_failure(left: Candidate, right: Candidate) -> bool:
     return any(same_fix_words(a, b) for a in left.fix_terms for b in right.fix_terms)
 
 
+def _kin(left: Candidate, right: Candidate) -> bool:
+    """The same failure as far as the memory tells: :func:`_same_failure`, or one action the
+    team took in both (whatever it did there)."""
+    return _same_failure(left, right) or any(
+        same_fix_words(a, b) for a in left.action_terms for b in right.action_terms)
+
+
+def _components(ids: list[str], linked: Callable[[str, str], bool]) -> dict[str, int]:
+    """Each id's connected component under ``linked`` (union–find; ids as given)."""
+    parent = list(range(len(ids)))
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for left in range(len(ids)):
+        for right in range(left + 1, len(ids)):
+            if root(left) != root(right) and linked(ids[left], ids[right]):
+                parent[root(right)] = root(left)
+    return {incident_id: root(n) for n, incident_id in enumerate(ids)}
+
+
 def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
              calibration: Calibration) -> list[Ranked]:
     """The best-ranked candidates with how far each stands out from its rivals.
@@ -162,24 +187,35 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
     A rival is any other candidate that is not the same failure. The typical match is the mean
     evidence of the ``typical_k`` best rivals (a memory with fewer is padded with evidence an
     unrelated text gets); ``standing`` is the candidate's evidence less that, in units of their
-    spread; ``margin`` its lead over the best rival, in the same units. In a memory of one
+    spread; ``margin`` its lead over the best rival that some other fix resolved, in the same
+    units. In a memory of one
     application every incident shares its service and alert names, so they stand out of
     nothing; adding unrelated incidents changes neither figure, as they are no near rival."""
+    ids = [r.incident_id for r in ranked]
+    # One failure is the connected set of the relation (A~B~C is one even when A and C share
+    # nothing): declared recurrences, and incidents where the team took one same action.
+    kin = _components(ids, lambda a, b: _kin(candidates[a], candidates[b]))
     judged = []
     for mine in ranked:
         rivals = sorted(((r.evidence, r.incident_id) for r in ranked if r is not mine
-                         and not _same_failure(candidates[mine.incident_id],
-                                               candidates[r.incident_id])), reverse=True)
+                         and kin[r.incident_id] != kin[mine.incident_id]), reverse=True)
         k = calibration.typical_k
         nearest = [e for e, _ in rivals[:k + 1]]
         nearest += [calibration.unrelated] * (k + 1 - len(nearest))
+        # The margin is over a rival failure that some fix resolved: one that never resolved
+        # (only mitigated, or nothing worked) is part of the typical match, not an alternative.
+        contenders = sorted((r.evidence, r.incident_id) for r in ranked if r is not mine
+                            and candidates[r.incident_id].resolved
+                            and kin[r.incident_id] != kin[mine.incident_id])
+        contender = contenders[-1] if contenders else None
         judged.append(dataclasses.replace(
             mine, standing=_spreads(mine.evidence, nearest[:k], calibration),
-            margin=_spreads(mine.evidence, nearest[:k], calibration, nearest[0]),
+            margin=_spreads(mine.evidence, nearest[:k], calibration,
+                            contender[0] if contender else calibration.unrelated),
             # Seen before: against what comes after its nearest look-alike (a sibling fault
             # with another fix is no sign that nothing like it was seen).
             seen=_spreads(mine.evidence, nearest[1:], calibration),
-            rival=rivals[0][1] if rivals else None))
+            rival=contender[1] if contender else None))
     return judged
 
 

@@ -73,20 +73,22 @@ class Applicability:
 def applicability(recall: Recall, service: ServiceRead) -> dict[str, Applicability]:
     """Every recalled incident's applicability and match class (see the module docstring)."""
     related = _families(recall.incidents)
+    # A recall built by hand (tests, a stored recall) carries scores only: the score stands for
+    # the standing, and the margin is over the best other candidate.
+    fused = {r.incident_id: r.score for r in recall.ranked}
+    for incident in recall.incidents:
+        fused.setdefault(incident.incident_id, incident.score)
     scores: dict[str, tuple[float, float]] = {}
     for incident in recall.incidents:
         if incident.standing is not None and incident.margin is not None:
             scores[incident.incident_id] = (incident.standing, incident.margin)
             continue
-        # A recall built by hand (tests, replays of stored recalls) carries scores only: the
-        # score stands for the standing and the margin is over the best other candidate.
-        fused = {r.incident_id: r.score for r in recall.ranked}
-        for other in recall.incidents:
-            fused.setdefault(other.incident_id, other.score)
+        own = fused[incident.incident_id]
         family = related.get(incident.incident_id, set())
         rivals = [s for i, s in fused.items() if i != incident.incident_id and i not in family]
-        scores[incident.incident_id] = (round(incident.score, 4),
-                                        round(incident.score - max(rivals, default=0.0), 4))
+        # Rounded before the bar is applied: the class always agrees with the figure shown.
+        scores[incident.incident_id] = (round(own, 4),
+                                        round(own - max(rivals, default=0.0), 4))
     alike = {i for i, (score, margin) in scores.items()
              if score >= recall.strong and margin >= recall.margin}
     # A known recurrence of an incident that clears the bar is the same failure too.

@@ -58,21 +58,21 @@ def _pool(number: int, service: str = "payments-api", related: tuple[str, ...] =
 
 
 def scored(*rows: tuple[Incident, float], strong: float = 0.98,
-           margin_weight: float = 1.0) -> Recall:
+           margin: float = 0.0) -> Recall:
     """A recall of ``rows`` whose fused scores are exactly the given figures."""
     base = recall_of(*[item for item, _ in rows])
     ranked = tuple(Ranked(item.id, score, None, None, 0.5, 2) for item, score in rows)
     incidents = tuple(dataclasses.replace(recalled, score=round(score, 3))
                       for recalled, (_, score) in zip(base.incidents, rows, strict=True))
     return dataclasses.replace(base, incidents=incidents, ranked=ranked, strong=strong,
-                               margin_weight=margin_weight)
+                               margin=margin)
 
 
 @pytest.mark.parametrize("text", ["quokka-api consumers stalled", "foo-service returning 503s",
                                   "consumers stalled, service: x"])
 def test_an_unknown_named_service_makes_every_strong_incident_elsewhere(text: str) -> None:
     recalled = scored((_pool(1), 0.95), (_pool(2, "ledger-api"), 0.6), (_pool(3), 0.3),
-                      strong=0.98)
+                      strong=0.9, margin=0.2)
     service = read_service(text, None, SERVICES)
     assert service.named is not None and not service.known
     unnamed = applicability(recalled, ServiceRead())
@@ -85,7 +85,7 @@ def test_an_unknown_named_service_makes_every_strong_incident_elsewhere(text: st
 
 def test_a_known_service_keeps_its_own_incidents_strong_and_the_others_elsewhere() -> None:
     recalled = scored((_pool(1, "ledger-api"), 0.95), (_pool(2, "reporting-api"), 0.94),
-                      strong=0.9, margin_weight=0.0)
+                      strong=0.9, margin=float("-inf"))
     matches = applicability(recalled, read_service("ledger-api errors", None, SERVICES))
     assert (matches["INC-1"].match, matches["INC-2"].match) == ("strong", "elsewhere")
 
@@ -96,12 +96,12 @@ def test_the_margin_ignores_related_incidents_a_family_of_recurrences_is_all_str
     family = ("INC-1", "INC-2", "INC-3")
     rows = [(_pool(n, related=tuple(i for i in family if i != f"INC-{n}")), score)
             for n, score in ((1, 0.70), (2, 0.69), (3, 0.68))]
-    recalled = scored(*rows, (_pool(9, "ledger-api"), 0.30), strong=0.98)
+    recalled = scored(*rows, (_pool(9, "ledger-api"), 0.30), strong=0.6, margin=0.3)
     matches = applicability(recalled, ServiceRead())
     assert [matches[i].match for i in family] == ["strong"] * 3
     # Each one's margin is over the unrelated rival (0.30), not over its own recurrences.
     assert matches["INC-2"].margin == pytest.approx(0.39)
-    assert matches["INC-2"].score == pytest.approx(0.69 + 0.39)
+    assert matches["INC-2"].score == pytest.approx(0.69)
     assert matches["INC-9"].match == "weak"
     judged = verdict(recalled, ServiceRead())
     assert judged.state == "proven" and judged.lead is not None
@@ -111,7 +111,7 @@ def test_the_margin_ignores_related_incidents_a_family_of_recurrences_is_all_str
 def test_the_same_scores_without_the_family_are_narrow_wins_and_weak() -> None:
     """The control: unrelated incidents this close compete, and none stands alone."""
     recalled = scored((_pool(1), 0.70), (_pool(2), 0.69), (_pool(3), 0.68),
-                      (_pool(9, "ledger-api"), 0.30), strong=0.98)
+                      (_pool(9, "ledger-api"), 0.30), strong=0.6, margin=0.3)
     matches = applicability(recalled, ServiceRead())
     assert [matches[i].match for i in ("INC-1", "INC-2", "INC-3")] == ["weak"] * 3
     assert matches["INC-1"].margin == pytest.approx(0.01)
@@ -120,10 +120,10 @@ def test_the_same_scores_without_the_family_are_narrow_wins_and_weak() -> None:
 
 def test_a_recurrence_of_an_incident_that_clears_the_bar_is_strong_too() -> None:
     recalled = scored((_pool(1, related=("INC-2",)), 0.9), (_pool(2, related=("INC-1",)), 0.2),
-                      (_pool(3, "ledger-api"), 0.3), strong=0.98)
+                      (_pool(3, "ledger-api"), 0.3), strong=0.8, margin=0.3)
     matches = applicability(recalled, ServiceRead())
     assert matches["INC-1"].match == "strong"
-    assert matches["INC-2"].score < 0.98 and matches["INC-2"].match == "strong"
+    assert matches["INC-2"].score < 0.8 and matches["INC-2"].match == "strong"
     assert matches["INC-3"].match == "weak"
 
 
@@ -137,7 +137,7 @@ def test_a_recurrence_of_an_incident_that_clears_the_bar_is_strong_too() -> None
 ])
 def test_the_class_agrees_with_the_rounded_applicability_figure(own: float, shown: float,
                                                                 match: str) -> None:
-    recalled = scored((_pool(1), own), strong=0.98, margin_weight=0.0)
+    recalled = scored((_pool(1), own), strong=0.98, margin=float("-inf"))
     found = applicability(recalled, ServiceRead())["INC-1"]
     assert found.score == shown
     assert found.match == match
@@ -151,4 +151,5 @@ def test_the_class_agrees_with_the_figure_across_a_sweep_of_scores() -> None:
         recalled = scored((_pool(1), own), (_pool(2, "ledger-api"), rival), strong=bar)
         for found in applicability(recalled, ServiceRead()).values():
             assert found.score == round(found.score, 4)
-            assert (found.match == "strong") == (found.score >= bar), (own, rival, found)
+            assert (found.match == "strong") == (found.score >= bar and found.margin >= 0.0), (
+                own, rival, found)

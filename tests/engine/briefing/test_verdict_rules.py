@@ -15,8 +15,8 @@ FIX = "Flushed the payment-schema cache"
 HERE = ServiceRead("payments-api", True)
 
 
-def with_bar(recall: Recall, strong: float, weight: float = 0.0) -> Recall:
-    return dataclasses.replace(recall, strong=strong, margin_weight=weight)
+def with_bar(recall: Recall, strong: float, margin: float = float("-inf")) -> Recall:
+    return dataclasses.replace(recall, strong=strong, margin=margin)
 
 
 def resolved(incident_id: str, service: str = "payments-api", action: str = FIX) -> object:
@@ -103,7 +103,7 @@ def test_a_family_of_recurrences_does_not_compete_with_itself() -> None:
         update={"related": ["INC-2"]})
     second = incident("INC-2", act("A1", FIX, "RESOLVED", "ok")).model_copy(
         update={"related": ["INC-1"]})
-    recall = with_bar(recall_of(first, second), strong=0.95, weight=1.0)
+    recall = with_bar(recall_of(first, second), strong=0.85, margin=0.5)
     matches = applicability(recall, ServiceRead())
     assert {m.match for m in matches.values()} == {"strong"}
     assert matches["INC-1"].margin == pytest.approx(0.9)  # no other incident: no rival
@@ -113,7 +113,7 @@ def test_undeclared_recurrences_resolved_by_the_same_fix_do_not_cancel_out() -> 
     """Three look-alike incidents nobody linked with ``related``: each one's margin over the
     others is zero, yet they are the same failure, fixed the same way — PROVEN at 94."""
     recall = with_bar(recall_of(resolved("INC-1"), resolved("INC-2"), resolved("INC-3")),
-                      strong=0.95, weight=1.0)
+                      strong=0.85, margin=0.5)
     recall = dataclasses.replace(recall, incidents=tuple(
         dataclasses.replace(i, score=0.9) for i in recall.incidents), ranked=())
     judged = verdict(recall, HERE)
@@ -126,6 +126,6 @@ def test_a_shared_action_that_failed_in_one_is_no_family() -> None:
     good = resolved("INC-1", action="Raised the worker concurrency from 8 to 32")
     bad = incident("INC-2", act("A1", "Raised the worker concurrency from 8 to 32", "WORSENED",
                                 "memory blew up"))
-    recall = with_bar(recall_of(good, bad), strong=0.95, weight=1.0)
+    recall = with_bar(recall_of(good, bad), strong=0.85, margin=0.5)
     matches = applicability(recall, ServiceRead())
     assert matches["INC-1"].margin == pytest.approx(0.01)

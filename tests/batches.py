@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 # Each distractor recalls nothing from the bundled memory (checked in tests/engine/briefing/test_batch.py).
-CERT = ({"alertname": "CertificateExpiringSoon", "service": "edge-proxy", "severity": "warning"},
-        "TLS certificate expires soon", "certificate on {target} expires in 42 days")
-CLOCK = ({"alertname": "NTPClockSkew", "service": "chrony", "severity": "warning"},
-         "Clock skew detected", "clock on {target} drifted 0.8 s from the NTP source")
+COFFEE = ({"alertname": "CoffeeMachineDescaling", "service": "office-kitchen", "severity": "warning"},
+          "Coffee machine needs descaling", "machine {target} reports scale buildup")
+HVAC = ({"alertname": "HvacFilterDirty", "service": "building-hvac", "severity": "warning"},
+        "Air filter pressure drop high", "filter {target} needs replacement")
 RACK = ({"alertname": "RackInletTemperatureHigh", "service": "dc-sensors", "severity": "warning"},
         "Rack inlet temperature above 30C", "sensor {target} reads 31C")
 # Alone, it recalls the five KeyError incidents of the bundled memory, all resolved by one fix.
@@ -49,6 +49,6 @@ def on_targets(kind: tuple[dict[str, str], str, str], count: int, label: str = "
 def hundred_alert_batch() -> str:
     """100 firing alerts in four groups: 40 + 30 + 29 that memory has never seen, and the
     one (listed last: fewest alerts, same severity) that memory has a proven fix for."""
-    alerts = (on_targets(CERT, 40, "instance") + on_targets(CLOCK, 30, "node")
+    alerts = (on_targets(COFFEE, 40, "instance") + on_targets(HVAC, 30, "node")
               + on_targets(RACK, 29, "host") + on_targets(PAYMENTS, 1, "pod"))
     return webhook(*alerts)

@@ -58,7 +58,7 @@ def test_text_lists_the_groups_marks_the_briefed_one_and_says_how_to_switch(
     groups = lines[start + 1:start + 5]
     assert [line[:17] for line in groups] == ["     1. NO PRIOR ", "     2. NO PRIOR ",
                                               "     3. NO PRIOR ", "  ▶  4. PROVEN   "]
-    assert "40 alerts" in groups[0] and "CertificateExpiringSoon" in groups[0]
+    assert "40 alerts" in groups[0] and "CoffeeMachineDescaling" in groups[0]
     assert "  —  " in groups[0]  # nothing recalled: no top incident
     assert any(i in groups[3] for i in K_INCIDENTS) and "1 alert " in groups[3]
 
@@ -92,7 +92,7 @@ def test_group_n_briefs_that_group(batch_file: Path, bundled_data_dir: Path,
     assert doc["state"] == "no_prior_incident" and doc["recalled"] == []
     assert [g["selected"] for g in doc["batch"]] == [False, True, False, False]
     assert doc["batch"][3]["state"] == "proven"  # still listed: the engineer can go back
-    assert "clock" in doc["search"]["terms"]
+    assert "hvac" in doc["search"]["terms"]
 
 
 def test_group_n_in_the_text_output_marks_that_group(batch_file: Path, bundled_data_dir: Path,
@@ -100,7 +100,7 @@ def test_group_n_in_the_text_output_marks_that_group(batch_file: Path, bundled_d
     code, out, _ = run_brief(brief_args(batch_file, 1, as_json=False), bundled_data_dir, capsys)
     assert code == EXIT_OK
     assert out.startswith("[NO PRIOR INCIDENT]")
-    assert "alert group 1 of 4 (40 alerts): CertificateExpiringSoon" in out
+    assert "alert group 1 of 4 (40 alerts): CoffeeMachineDescaling" in out
     assert "  ▶  1. NO PRIOR" in out and "     4. PROVEN" in out
 
 

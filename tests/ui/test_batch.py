@@ -80,7 +80,7 @@ async def test_the_groups_are_listed_and_keys_brief_another_group(
         rows = group_rows(app)
         assert [row[:20] for row in rows] == ["1 NO PRIOR   40× —  ", "2 NO PRIOR   30× —  ",
                                               "3 NO PRIOR   29× —  ", "▶  4 PROVEN      1× "]
-        assert "CertificateExpiringSoon — service edge-proxy" in rows[0]
+        assert "CoffeeMachineDescaling — service office-kitchen" in rows[0]
         assert "PaymentsErrors — service payments-api" in rows[3]
         screen = "\n".join(screen_lines(app))
         assert "PROVEN FIX IN MEMORY" in screen and "payment-schema cache" in screen
@@ -95,7 +95,7 @@ async def test_the_groups_are_listed_and_keys_brief_another_group(
         assert group_rows(app)[0].startswith("▶  1 NO PRIOR")
         screen = "\n".join(screen_lines(app))
         assert "NO PRIOR INCIDENT · deterministic" in screen
-        assert "certificate" in searched_terms(app) and "payment-schema cache" not in screen
+        assert "coffee" in searched_terms(app) and "payment-schema cache" not in screen
         assert "Recalled memory (0)" in screen
 
         await pilot.press("shift+f8")  # and back
@@ -106,7 +106,7 @@ async def test_the_groups_are_listed_and_keys_brief_another_group(
         await pilot.press("f9", "up", "up", "enter")  # pick group 2 from the list
         await settle(pilot)
         assert group_rows(app)[1].startswith("▶  2 NO PRIOR")
-        assert "clock" in searched_terms(app) and "NO PRIOR INCIDENT" in body(app)
+        assert "hvac" in searched_terms(app) and "NO PRIOR INCIDENT" in body(app)
         assert app.screen.query_one("#alert-input", Input).value == hundred_alert_batch()
 
 
@@ -166,7 +166,7 @@ async def test_switching_twice_shows_only_the_last_group(bundled_data_dir: Path)
         await pilot.press("f8", "f8")  # group 1, then at once group 2
         await settle(pilot)
         assert group_rows(app)[1].startswith("▶  2 NO PRIOR")
-        assert "clock" in searched_terms(app) and "certificate" not in searched_terms(app)
+        assert "hvac" in searched_terms(app) and "coffee" not in searched_terms(app)
         assert app.state.batch_shown == app.state.batch_group == 1
         assert shown[-1] == 3  # the last request's answer is the one on screen
 
@@ -180,7 +180,7 @@ async def test_a_postmortem_from_a_batch_starts_from_the_briefed_group(
         await settle(pilot)
         symptoms = app.screen.query_one("#pm-symptoms", Input).value
         assert symptoms.startswith("PaymentsErrors — service payments-api — KeyError")
-        assert "{" not in symptoms and "CertificateExpiringSoon" not in symptoms
+        assert "{" not in symptoms and "CoffeeMachineDescaling" not in symptoms
 
 
 async def test_hostile_labels_are_shown_as_plain_text_in_the_list(

@@ -22,8 +22,8 @@ from console.engine.pipeline import Hooks
 from store.recall import Recall
 from store.text import clean
 from tests.batches import (
-    CERT,
-    CLOCK,
+    COFFEE,
+    HVAC,
     K_INCIDENTS,
     PAYMENTS,
     RACK,
@@ -68,12 +68,12 @@ def test_one_proven_alert_among_a_hundred_is_briefed_as_proven(engine: TriageEng
         assert group.top_incident_id is None and group.score is None
     # The briefing searched the payments group alone, not the payload run together.
     assert briefing.search is not None and briefing.search.query.startswith(PAYMENTS_TEXT)
-    assert "edge-proxy" not in briefing.search.query
+    assert "office-kitchen" not in briefing.search.query
 
 
 def test_each_distractor_alone_recalls_nothing(engine: TriageEngine) -> None:
     """The premise of the test above: only the payments group is known to memory."""
-    for kind in (CERT, CLOCK, RACK):
+    for kind in (COFFEE, HVAC, RACK):
         assert brief(engine, webhook(*on_targets(kind, 1))).state == "no_prior_incident"
 
 
@@ -85,7 +85,7 @@ def test_a_chosen_group_is_briefed_with_every_group_still_listed(engine: TriageE
     assert [g.selected for g in briefing.batch] == [True, False, False, False]
     assert [g.state for g in briefing.batch] == ["no_prior_incident"] * 3 + ["proven"]
     assert briefing.batch[3].top_incident_id in K_INCIDENTS
-    assert briefing.search is not None and "certificate" in briefing.search.terms
+    assert briefing.search is not None and "coffee" in briefing.search.terms
     # and back to the strongest, by its number
     again = engine.brief(alert.for_group(3)).briefing
     assert again.state == "proven" and again.batch[3].selected
@@ -152,7 +152,7 @@ def test_an_unproven_group_is_briefed_over_groups_memory_never_saw(engine: Triag
                 "search cluster went red after we lost a data node",
                 "queries failing with shard failures on {target}")
     solo = brief(engine, webhook(*on_targets(checkout, 1)))
-    briefing = brief(engine, webhook(*on_targets(CERT, 5), *on_targets(checkout, 2)))
+    briefing = brief(engine, webhook(*on_targets(COFFEE, 5), *on_targets(checkout, 2)))
     assert [g.selected for g in briefing.batch] == [False, True]
     assert briefing.state == solo.state != "no_prior_incident"
     assert briefing.batch[1].state == solo.state
@@ -162,19 +162,19 @@ def test_an_unproven_group_is_briefed_over_groups_memory_never_saw(engine: Triag
 
 def test_resolved_alerts_are_left_out_when_any_fire(engine: TriageEngine) -> None:
     """A resolved proven alert must not be briefed over the ones still firing."""
-    raw = webhook(*on_targets(CERT, 3), *on_targets(CLOCK, 2),
+    raw = webhook(*on_targets(COFFEE, 3), *on_targets(HVAC, 2),
                   *on_targets(PAYMENTS, 4, "pod", status="resolved"))
     briefing = brief(engine, raw)
     assert briefing.state == "no_prior_incident"
-    assert [g.key.split("{")[0] for g in briefing.batch] == ["CertificateExpiringSoon",
-                                                            "NTPClockSkew"]
+    assert [g.key.split("{")[0] for g in briefing.batch] == ["CoffeeMachineDescaling",
+                                                            "HvacFilterDirty"]
     assert briefing.search is not None
     assert any("4 resolved alert(s) left out" in n for n in briefing.search.notices)
 
 
 def test_a_payload_of_resolved_alerts_only_is_still_briefed_and_says_so(
         engine: TriageEngine) -> None:
-    raw = webhook(*on_targets(CERT, 3, status="resolved"),
+    raw = webhook(*on_targets(COFFEE, 3, status="resolved"),
                   *on_targets(PAYMENTS, 2, "pod", status="resolved"))
     briefing = brief(engine, raw)
     assert briefing.state == "proven"
@@ -239,7 +239,7 @@ def test_only_the_briefed_group_goes_to_the_model(fake_ollama: FakeOllama,
     for chat in chats:
         prompt = json.dumps(chat["messages"])
         assert "KeyError" in prompt
-        for other in ("CertificateExpiringSoon", "NTPClockSkew", "RackInletTemperatureHigh"):
+        for other in ("CoffeeMachineDescaling", "HvacFilterDirty", "RackInletTemperatureHigh"):
             assert other not in prompt
 
 

@@ -24,8 +24,8 @@ class Calibration(BaseModel):
     embedder: str | None = Field(description="the embedder this was fitted for; None = lexical only")
     bm25_weight: float
     coverage_weight: float
-    relative: float = Field(description="incidents kept beside the best reach this share of its "
-                            "fused score")
+    relative: float = Field(default=0.8, description="an incident kept beside the best seen one "
+                            "has this share of its evidence")
     max_incidents: int = 8
     min_shared_terms: int = Field(default=2,
                                   description="lexical only: fewer shared terms is a coincidence")
@@ -72,7 +72,7 @@ class Calibration(BaseModel):
 # Ranking fitted by bench/recall_eval.py, the gate and applicability by bench/verdict_fit.py,
 # on alerts by other authors than the records (prose and machine); figures in README.
 HYBRID_MINILM = Calibration(
-    embedder=MINILM_ID, bm25_weight=0.01, coverage_weight=0.1, relative=0.8,
+    embedder=MINILM_ID, bm25_weight=0.01, coverage_weight=0.1,
     evidence_weight=1.0, typical_k=10, spread_min=0.03, unrelated=0.1, evidence_floor=0.3,
     standing_floor=3.0, strong=5.0, margin=2.0,
     fitted_on="ranking weights by MRR on the third-party postmortem dev set (190 incidents, 60 "
@@ -85,10 +85,10 @@ HYBRID_MINILM = Calibration(
 # With no vectors (no embedder installed, or TRIAGE_EMBED_MODEL=none) the gate is the share of
 # the alert's IDF weight found in an incident document.
 LEXICAL = Calibration(
-    embedder=None, bm25_weight=0.0, coverage_weight=1.0, relative=0.5,
+    embedder=None, bm25_weight=0.0, coverage_weight=1.0,
     # Lexical recall is weak on both development sets (below): these are the whole-set fit of
     # bench/verdict_fit.py --lexical, not cross-validated, with no vector to weigh.
-    unrelated=0.0, evidence_floor=0.4, standing_floor=1.5, strong=8.0, margin=3.0,
+    unrelated=0.0, evidence_floor=0.4, standing_floor=1.5, strong=8.0, margin=3.0, relative=0.5,
     fitted_on="lexical fallback: whole-set fit on the postmortem and ITBench development sets "
               "(bench/verdict_fit.py --lexical; not cross-validated)",
 )

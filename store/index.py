@@ -124,9 +124,15 @@ class Candidate:
         return Incident.model_validate_json(self.record)
 
     @cached_property
+    def resolving_terms(self) -> tuple[frozenset[str], ...]:
+        """The terms of each action that resolved it."""
+        return tuple(frozenset(terms(a.action)) for a in self.incident.actions
+                     if a.outcome is ActionOutcome.RESOLVED)
+
+    @property
     def resolved(self) -> bool:
         """Whether some recorded action resolved it (it offers a proven fix)."""
-        return any(a.outcome is ActionOutcome.RESOLVED for a in self.incident.actions)
+        return bool(self.resolving_terms)
 
     @cached_property
     def action_terms(self) -> tuple[frozenset[str], ...]:

@@ -157,10 +157,12 @@ def _same_failure(left: Candidate, right: Candidate) -> bool:
 
 
 def _kin(left: Candidate, right: Candidate) -> bool:
-    """The same failure as far as the memory tells: :func:`_same_failure`, or one action the
-    team took in both (whatever it did there)."""
+    """The same failure as far as the memory tells: :func:`_same_failure`, or what resolved one
+    was tried in the other (whatever it did there). A generic step that only mitigated (a
+    restart, a rollback) ties nothing together."""
     return _same_failure(left, right) or any(
-        same_fix_words(a, b) for a in left.action_terms for b in right.action_terms)
+        same_fix_words(a, b) for one, other in ((left, right), (right, left))
+        for a in one.resolving_terms for b in other.action_terms)
 
 
 def _components(ids: list[str], linked: Callable[[str, str], bool]) -> dict[str, int]:
@@ -193,7 +195,7 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
     nothing; adding unrelated incidents changes neither figure, as they are no near rival."""
     ids = [r.incident_id for r in ranked]
     # One failure is the connected set of the relation (A~B~C is one even when A and C share
-    # nothing): declared recurrences, and incidents where the team took one same action.
+    # nothing): declared recurrences, one fix, or one incident's fix tried in the other.
     kin = _components(ids, lambda a, b: _kin(candidates[a], candidates[b]))
     judged = []
     for mine in ranked:
@@ -230,20 +232,24 @@ def _spreads(evidence: float, nearest: list[float], calibration: Calibration,
 
 def gate(ranked: list[Ranked], calibration: Calibration,
          candidates: dict[str, Candidate] | None = None) -> list[Ranked]:
-    """The candidates that count as "seen before": the best stands out from the memory's typical
-    match (and explains enough of the alert), others keep up with it — and the recurrences of
-    what is kept stay with it, however much closer one of them matched (a postmortem saved
-    from this very alert joins its family; it never hides it)."""
-    if not ranked or not any(_seen(r, calibration) for r in ranked[:calibration.max_incidents]):
-        return []
-    bar = ranked[0].score * calibration.relative
-    kept = [r for r in ranked if r.score >= bar]
-    if candidates is not None:
-        family = [r for r in ranked if r not in kept and r.evidence >= calibration.evidence_floor
-                  and any(_same_failure(candidates[k.incident_id], candidates[r.incident_id])
-                          for k in kept)]
-        kept = sorted(kept + family, key=ranked.index)
-    return kept[:calibration.max_incidents]
+    """The candidates that count as "seen before": each stands out from the memory's typical
+    match, explains enough of the alert and keeps up with the best such one (``relative`` of
+    its evidence) — never the nearest junk as padding — and the
+    recurrences of what is kept stay with it, however closely one of them matched (a
+    postmortem saved from this very alert joins its family; it never hides it). Best first,
+    at most ``max_incidents``."""
+    seen = [r for r in ranked[:calibration.max_incidents] if _seen(r, calibration)]
+    bar = max((r.evidence for r in seen), default=0.0) * calibration.relative
+    kept = [r for r in seen if r.evidence >= bar]
+    # The look-alike with another fix that a kept one must beat is shown beside it: it is why
+    # the kept one may not prove its fix.
+    rivals = {k.rival for k in kept}
+    kept += [r for r in ranked if r not in kept and r.incident_id in rivals and r.evidence >= bar]
+    if kept and candidates is not None:
+        kept += [r for r in ranked if r not in kept and r.evidence >= calibration.evidence_floor
+                 and any(_kin(candidates[k.incident_id], candidates[r.incident_id])
+                         for k in kept)]
+    return sorted(kept, key=ranked.index)[:calibration.max_incidents]
 
 
 def _seen(r: Ranked, calibration: Calibration) -> bool:

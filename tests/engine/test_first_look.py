@@ -21,6 +21,7 @@ PAGES = [
     "lighthouse fog-horn relay humming at 3 kHz on the harbour crane",
     "certificate expired on the public load balancer",
     "kafka consumer lag growing on orders topic",
+    "orders-db replica lag growing",  # similar incidents, none proving a fix
 ]
 
 

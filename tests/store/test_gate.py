@@ -16,9 +16,9 @@ from store.recall import Ranked, gate, rank
 from store.terms import terms
 
 HYBRID = Calibration(embedder="test-embedder", bm25_weight=0.01, coverage_weight=0.1,
-                     relative=0.8, max_incidents=3)
+                     max_incidents=3)
 WORDS = Calibration(embedder=None, bm25_weight=0.0, coverage_weight=1.0,
-                    relative=0.5, min_shared_terms=2)
+                    min_shared_terms=2)
 
 
 # --- fuse: cosine + bm25_weight·BM25 + coverage_weight·coverage --------------------------
@@ -124,17 +124,16 @@ def scored(*rows: tuple[float, float, float]) -> list[Ranked]:
 
 
 GATE = [
-    # (rows best first, kept ids): seen before when one stands out ≥ 3 spreads with evidence
-    # ≥ 0.3; then the others ≥ 0.8·best fused score are kept beside it, at most 3
+    # (rows best first, kept ids): an incident is seen before when it stands out ≥ 3 spreads
+    # past its nearest look-alike with evidence ≥ 0.3; those kept, best first, at most 3
     ((), []),
     (((0.9, 0.9, 2.99),), []),                           # stands out too little: no prior
     (((0.9, 0.29, 9.0),), []),                           # explains too little of the alert
     (((0.9, 0.3, 3.0),), ["INC-1"]),                     # exactly both floors pass
     (((2.6, 0.9, 2.0), (2.5, 0.8, 1.0)), []),            # a long alert's big fused score: no
-    (((1.0, 0.9, 4.0), (0.8, 0.5, 0.0)), ["INC-1", "INC-2"]),   # 0.8 of the best keeps up
-    (((1.0, 0.9, 4.0), (0.79, 0.5, 0.0)), ["INC-1"]),
-    (((1.0, 0.9, 1.0), (0.9, 0.8, 3.5)), ["INC-1", "INC-2"]),   # the second stands out
-    (((0.9, 0.9, 4), (0.85, 0.8, 0), (0.8, 0.8, 0), (0.75, 0.7, 0)),
+    (((1.0, 0.9, 4.0), (0.99, 0.9, 2.9)), ["INC-1"]),    # a close score is no padding
+    (((1.0, 0.9, 1.0), (0.9, 0.8, 3.5)), ["INC-2"]),     # the second stands out, alone
+    (((0.9, 0.9, 4), (0.85, 0.8, 5), (0.8, 0.8, 3), (0.75, 0.7, 6)),
      ["INC-1", "INC-2", "INC-3"]),                       # never more than max_incidents
 ]
 
@@ -145,5 +144,5 @@ def test_gate(rows: tuple[tuple[float, float, float], ...], kept: list[str]) -> 
 
 
 def test_gate_keeps_what_it_passes_unchanged() -> None:
-    candidates = scored((0.9, 0.9, 4.0), (0.8, 0.8, 1.0))
+    candidates = scored((0.9, 0.9, 4.0), (0.8, 0.8, 3.5))
     assert gate(candidates, HYBRID) == candidates

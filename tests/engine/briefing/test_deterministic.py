@@ -65,10 +65,12 @@ def test_recommendations_cite_only_recalled_fixes_ranked_by_incidents_resolved(
                                               for e in recommendation.evidence)
         assert len({e.incident_id for e in recommendation.evidence}) == len(
             recommendation.evidence)
-    # The strongest class first; within a class, the most incidents resolved first.
+    # The strongest class first; within a proving class, the most incidents resolved first;
+    # among weak matches (nothing proven) the best-matching incident's fix first.
     order = {"strong": 2, "elsewhere": 1, "weak": 0}
-    keys = [(order[r.applies], r.resolved - len(r.failed_strong))
-            for r in briefing.recommendations]
+    best = {r.incident_id: r.applicability for r in briefing.recalled}
+    keys = [(order[r.applies], best[r.evidence[0].incident_id] if r.applies == "weak"
+             else r.resolved - len(r.failed_strong)) for r in briefing.recommendations]
     assert keys == sorted(keys, reverse=True)
 
 

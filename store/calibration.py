@@ -74,10 +74,10 @@ class Calibration(BaseModel):
 HYBRID_MINILM = Calibration(
     embedder=MINILM_ID, bm25_weight=0.01, coverage_weight=0.1,
     evidence_weight=1.0, typical_k=10, spread_min=0.03, unrelated=0.1, evidence_floor=0.3,
-    standing_floor=3.0, strong=5.0, margin=2.0,
+    standing_floor=3.0, strong=6.0, margin=3.0,
     fitted_on="ranking weights by MRR on the third-party postmortem dev set (190 incidents, 60 "
               "alerts); the gate (standing ≥ 3 past the nearest look-alike, turning away at "
-              "most 15% of answerable training alerts) and applicability (strong 5, margin 2: "
+              "most 15% of answerable training alerts) and applicability (strong 6, margin 3: "
               "right − 3·wrong PROVEN) "
               "by bench/verdict_fit.py on it and the ITBench machine-alert set, cross-validated "
               "(ITBench split A↔B, postmortems 5-fold): figures in README",
@@ -88,7 +88,7 @@ LEXICAL = Calibration(
     embedder=None, bm25_weight=0.0, coverage_weight=1.0,
     # Lexical recall is weak on both development sets (below): these are the whole-set fit of
     # bench/verdict_fit.py --lexical, not cross-validated, with no vector to weigh.
-    unrelated=0.0, evidence_floor=0.4, standing_floor=1.5, strong=8.0, margin=3.0, relative=0.5,
+    unrelated=0.0, evidence_floor=0.3, standing_floor=1.5, strong=8.0, margin=3.0, relative=0.5,
     fitted_on="lexical fallback: whole-set fit on the postmortem and ITBench development sets "
               "(bench/verdict_fit.py --lexical; not cross-validated)",
 )

@@ -17,7 +17,7 @@ from store.embedder import EmbedderUnavailable
 from store.index import Candidate, MemoryIndex, incident_document
 from store.models import ActionOutcome, Incident
 from store.redact import REDACTION_MARKER, redact
-from store.terms import coverage, distinct_coverage, same_fix_words, terms
+from store.terms import coverage, distinct_weights, same_fix_words, terms, weighted_share
 
 CANDIDATES = 50
 
@@ -137,13 +137,9 @@ def rank(candidates: list[Candidate], query_terms: list[str], calibration: Calib
         share = coverage(query_terms, candidate.terms, frequencies, documents)
         if calibration.embedder is None and shared < needed:
             share = 0.0  # one rare shared word is a coincidence, not a match
-        distinct = distinct_coverage(query_terms, candidate.terms, frequencies, documents)
-        if calibration.embedder is None and shared < needed:
-            distinct = 0.0
         ranked.append(Ranked(candidate.incident_id,
                              calibration.fuse(candidate.cosine, candidate.bm25, share),
-                             candidate.cosine, candidate.bm25, share, shared, distinct,
-                             calibration.evidence(candidate.cosine, distinct)))
+                             candidate.cosine, candidate.bm25, share, shared))
     ranked.sort(key=lambda r: (-r.score, r.incident_id))
     return ranked
 
@@ -182,8 +178,9 @@ def _components(ids: list[str], linked: Callable[[str, str], bool]) -> dict[str,
     return {incident_id: root(n) for n, incident_id in enumerate(ids)}
 
 
-def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
-             calibration: Calibration) -> list[Ranked]:
+def standing(ranked: list[Ranked], candidates: dict[str, Candidate], calibration: Calibration,
+             query_terms: list[str], frequencies: dict[str, int], documents: int
+             ) -> list[Ranked]:
     """The best-ranked candidates with how far each stands out from its rivals.
 
     A rival is any other candidate that is not the same failure. The typical match is the mean
@@ -197,6 +194,8 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
     # One failure is the connected set of the relation (A~B~C is one even when A and C share
     # nothing): declared recurrences, one fix, or one incident's fix tried in the other.
     kin = _components(ids, lambda a, b: _kin(candidates[a], candidates[b]))
+    ranked = _with_evidence(ranked, kin, candidates, calibration, query_terms, frequencies,
+                            documents)
     judged = []
     for mine in ranked:
         rivals = sorted(((r.evidence, r.incident_id) for r in ranked if r is not mine
@@ -218,6 +217,26 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate],
             # with another fix is no sign that nothing like it was seen).
             seen=_spreads(mine.evidence, nearest[1:], calibration),
             rival=contender[1] if contender else None))
+    return judged
+
+
+def _with_evidence(ranked: list[Ranked], kin: dict[str, int], candidates: dict[str, Candidate],
+                   calibration: Calibration, query_terms: list[str],
+                   frequencies: dict[str, int], documents: int) -> list[Ranked]:
+    """Each candidate's distinct coverage and evidence; terms are weighed against the failures
+    nearest the alert (the ``typical_k`` best-ranked, a family counted once)."""
+    failures: dict[int, set[str]] = {}
+    for r in ranked[:calibration.typical_k]:
+        failures.setdefault(kin[r.incident_id], set()).update(candidates[r.incident_id].terms)
+    weights = distinct_weights(query_terms, frequencies, documents, list(failures.values()))
+    needed = min(calibration.min_shared_terms, len(query_terms))
+    judged = []
+    for r in ranked:
+        # Lexical only: one rare shared word is a coincidence, not a match.
+        lone = calibration.embedder is None and r.shared_terms < needed
+        distinct = 0.0 if lone else weighted_share(weights, candidates[r.incident_id].terms)
+        judged.append(dataclasses.replace(r, distinct=distinct,
+                                          evidence=calibration.evidence(r.cosine, distinct)))
     return judged
 
 
@@ -296,7 +315,8 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
             for term in candidate.terms:
                 frequencies[term] = frequencies.get(term, 1) - 1
     ranked = standing(rank(list(candidates.values()), query_terms, calibration, frequencies,
-                           documents), candidates, calibration)
+                           documents), candidates, calibration, query_terms, frequencies,
+                      documents)
     kept = gate(ranked, calibration, candidates)
     kept_ids = {r.incident_id for r in kept}
     best_rejected = next((r.score for r in ranked if r.incident_id not in kept_ids), 0.0)

@@ -108,23 +108,29 @@ def same_fix_words(left: Set[str], right: Set[str]) -> bool:
     return overlap(left, right) >= SAME_FIX_OVERLAP
 
 
-# A term found in this share of the memory's incidents or more says nothing about which one an
-# alert is about (the application's name, its alert names, boilerplate): it weighs nothing.
+# A term that this share of the failures nearest an alert hold, or more, says nothing about
+# which of them it is about (the application's name, its alert names, boilerplate): it weighs
+# nothing.
 COMMON_SHARE = 0.5
 
 
-def distinct_coverage(query_terms: Iterable[str], document_terms: Set[str],
-                      document_frequency: Mapping[str, int], documents: int) -> float:
-    """:func:`coverage` with each term's IDF scaled down by how common it is in the memory, to
-    nothing at COMMON_SHARE of the incidents: what an incident shares with the alert that most
-    of the memory does not."""
-    total = matched = 0.0
+def distinct_weights(query_terms: Iterable[str], document_frequency: Mapping[str, int],
+                     documents: int, neighbours: list[Set[str]]) -> dict[str, float]:
+    """Each query term's IDF scaled down by how common it is among ``neighbours`` (the terms of
+    each failure nearest the alert, a family of recurrences counted once), to nothing at
+    COMMON_SHARE of them. Judged among the neighbours, not the whole memory, so unrelated
+    incidents added to the memory change no weight."""
+    weights = {}
     for term in query_terms:
-        count = document_frequency.get(term, 0)
-        # A term of one incident is never common; one in COMMON_SHARE of them and more is.
-        weight = idf(count, documents) * (max(0.0, 1.0 - (count - 1) / (COMMON_SHARE * documents))
-                                          if documents and count > 1 else 1.0)
-        total += weight
-        if term in document_terms:
-            matched += weight
-    return matched / total if total else 0.0
+        holding = sum(1 for terms_of in neighbours if term in terms_of)
+        # A term of one failure is never common; one in COMMON_SHARE of them and more is.
+        common = (max(0.0, 1.0 - (holding - 1) / (COMMON_SHARE * len(neighbours)))
+                  if holding > 1 else 1.0)
+        weights[term] = idf(document_frequency.get(term, 0), documents) * common
+    return weights
+
+
+def weighted_share(weights: Mapping[str, float], document_terms: Set[str]) -> float:
+    """The share of ``weights`` whose terms the document holds, in [0, 1]."""
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in document_terms) / total if total else 0.0

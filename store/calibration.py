@@ -33,7 +33,7 @@ class Calibration(BaseModel):
     # evidence_weight·distinct coverage`` (terms in half the memory or more weigh nothing),
     # less the mean evidence of the ``typical_k`` best rivals (candidates that are not its
     # recurrences nor resolved by the same fix; for the gate, those after the nearest one; a
-    # memory smaller than that is padded with ``unrelated``), in units of their spread (at
+    # memory with no rival is compared with ``unrelated``), in units of their spread (at
     # least ``spread_min``). It does not grow with the alert's length, and it is judged
     # against what this memory holds.
     evidence_weight: float = 1.0

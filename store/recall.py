@@ -184,8 +184,8 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate], calibration
     """The best-ranked candidates with how far each stands out from its rivals.
 
     A rival is any other candidate that is not the same failure. The typical match is the mean
-    evidence of the ``typical_k`` best rivals (a memory with fewer is padded with evidence an
-    unrelated text gets); ``standing`` is the candidate's evidence less that, in units of their
+    evidence of the ``typical_k`` best rivals (a memory without any: what an unrelated text
+    gets); ``standing`` is the candidate's evidence less that, in units of their
     spread; ``margin`` its lead over the best rival that some other fix resolved, in the same
     units. In a memory of one
     application every incident shares its service and alert names, so they stand out of
@@ -202,7 +202,6 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate], calibration
                          and kin[r.incident_id] != kin[mine.incident_id]), reverse=True)
         k = calibration.typical_k
         nearest = [e for e, _ in rivals[:k + 1]]
-        nearest += [calibration.unrelated] * (k + 1 - len(nearest))
         # The margin is over a rival failure that some fix resolved: one that never resolved
         # (only mitigated, or nothing worked) is part of the typical match, not an alternative.
         contenders = sorted((r.evidence, r.incident_id) for r in ranked if r is not mine
@@ -215,7 +214,8 @@ def standing(ranked: list[Ranked], candidates: dict[str, Candidate], calibration
                             contender[0] if contender else calibration.unrelated),
             # Seen before: against what comes after its nearest look-alike (a sibling fault
             # with another fix is no sign that nothing like it was seen).
-            seen=_spreads(mine.evidence, nearest[1:], calibration),
+            seen=_spreads(mine.evidence, nearest[1:] if len(nearest) > 1 else nearest,
+                          calibration),
             rival=contender[1] if contender else None))
     return judged
 
@@ -244,6 +244,8 @@ def _spreads(evidence: float, nearest: list[float], calibration: Calibration,
              against: float | None = None) -> float:
     """``evidence`` over ``against`` (default: the mean of ``nearest``) in spreads of
     ``nearest``."""
+    # A memory with no rival at all is compared with what an unrelated text gets.
+    nearest = nearest or [calibration.unrelated]
     spread = max(statistics.pstdev(nearest), calibration.spread_min)
     base = statistics.fmean(nearest) if against is None else against
     return round((evidence - base) / spread, 3)

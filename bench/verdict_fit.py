@@ -33,6 +33,7 @@ from applicability_eval import derive  # noqa: E402
 
 from console.engine.config import Settings  # noqa: E402
 from console.engine.practice.evaluate import eval_index, load_queries  # noqa: E402
+from store.calibration import HYBRID_MINILM  # noqa: E402
 from store.loader import load_incidents  # noqa: E402
 from store.minilm import MiniLMEmbedder  # noqa: E402
 from store.recall import recall  # noqa: E402
@@ -42,6 +43,9 @@ SETS = {"itA": ("itbench/incidents.yaml", "itbench/queries.yaml", False),
         "itB": ("itbench/incidents_swap.yaml", "itbench/queries_swap.yaml", False),
         "pm": ("postmortems/incidents.yaml", "postmortems/queries.yaml", True)}
 WRONG_COST = 3
+# Seen before at this evidence however many look-alikes stand beside it (not fitted: the dev
+# sets cannot ask for it, they only pay for it — see the README).
+DESCRIBED = HYBRID_MINILM.described
 EVIDENCE_FLOORS = (0.3, 0.35, 0.4, 0.45, 0.5)
 FLOORS = (1.5, 2, 2.5, 3, 3.5)
 STRONGS = (3, 4, 5, 6, 7, 8)
@@ -64,7 +68,7 @@ def collect(lexical: bool) -> dict[str, list[dict]]:
             for query in load_queries(EVAL / queries_file):
                 ranked = recall(index, query.alert).ranked[:8]
                 rows.append({"expect": query.expect, "cands": [
-                    {"id": r.incident_id, "E": r.evidence, "seen": r.seen or 0.0,
+                    {"id": r.incident_id, "E": r.evidence, "seen": r.seen or 0.0, "cos": r.cosine or 0.0,
                      "standing": r.standing or 0.0, "margin": r.margin or 0.0}
                     for r in ranked]})
             found[name] = rows
@@ -79,7 +83,8 @@ def judge(rows: list[dict], gate: tuple[float, float], strong: float, margin: fl
         cands = row["cands"]
         novel = not row["expect"]
         tally["novel" if novel else "answerable"] += 1
-        if not any(c["seen"] >= floor and c["E"] >= evidence_floor for c in cands):
+        if not any(c["seen"] >= floor and c["E"] >= evidence_floor or c["E"] >= DESCRIBED
+                   for c in cands):
             tally["novel_abstained" if novel else "answerable_abstained"] += 1
             continue
         tally["hit5"] += any(c["id"] in row["expect"] for c in cands[:5])

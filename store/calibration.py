@@ -44,6 +44,8 @@ class Calibration(BaseModel):
                                   "seen before, however it stands out")
     standing_floor: float = Field(default=3.0, description="the best incident must stand out this "
                                   "much from the memory's typical match, else no prior incident")
+    described: float = Field(default=0.95, description="evidence at which an incident is seen "
+                             "before however many look-alikes stand beside it")
     # Applicability (console/engine/briefing/applicability.py): ``strong`` (the same failure)
     # needs standing ≥ ``strong`` *and* a lead of ``margin`` over the best rival with another fix.
     margin: float = 2.0
@@ -89,6 +91,7 @@ LEXICAL = Calibration(
     # Lexical recall is weak on both development sets (below): these are the whole-set fit of
     # bench/verdict_fit.py --lexical, not cross-validated, with no vector to weigh.
     unrelated=0.0, evidence_floor=0.3, standing_floor=1.5, strong=8.0, margin=3.0, relative=0.5,
+    described=0.8,
     fitted_on="lexical fallback: whole-set fit on the postmortem and ITBench development sets "
               "(bench/verdict_fit.py --lexical; not cross-validated)",
 )

@@ -274,6 +274,10 @@ def gate(ranked: list[Ranked], calibration: Calibration,
 
 
 def _seen(r: Ranked, calibration: Calibration) -> bool:
+    """Stands out from the memory's typical match, or describes the alert so well that
+    look-alikes beside it make it ambiguous, never unseen."""
+    if r.evidence >= calibration.described:
+        return True
     return (r.seen is not None and r.seen >= calibration.standing_floor
             and r.evidence >= calibration.evidence_floor)
 

@@ -135,9 +135,10 @@ class Candidate:
         return bool(self.resolving_terms)
 
     @cached_property
-    def action_terms(self) -> tuple[frozenset[str], ...]:
-        """The terms of every recorded action, whatever its outcome."""
-        return tuple(frozenset(terms(a.action)) for a in self.incident.actions)
+    def tried_terms(self) -> tuple[frozenset[str], ...]:
+        """The terms of every recorded action that did not make things worse."""
+        return tuple(frozenset(terms(a.action)) for a in self.incident.actions
+                     if a.outcome is not ActionOutcome.WORSENED)
 
     @cached_property
     def fix_terms(self) -> tuple[frozenset[str], ...]:

@@ -154,11 +154,12 @@ def _same_failure(left: Candidate, right: Candidate) -> bool:
 
 def _kin(left: Candidate, right: Candidate) -> bool:
     """The same failure as far as the memory tells: :func:`_same_failure`, or what resolved one
-    was tried in the other (whatever it did there). A generic step that only mitigated (a
-    restart, a rollback) ties nothing together."""
+    was tried in the other without making it worse (it did nothing there, or only helped). A
+    generic step that only mitigated (a restart, a rollback) ties nothing together; a fix that
+    made the other worse says the two differ, so they compete."""
     return _same_failure(left, right) or any(
         same_fix_words(a, b) for one, other in ((left, right), (right, left))
-        for a in one.resolving_terms for b in other.action_terms)
+        for a in one.resolving_terms for b in other.tried_terms)
 
 
 def _components(ids: list[str], linked: Callable[[str, str], bool]) -> dict[str, int]:

@@ -115,15 +115,20 @@ def test_every_record_carries_its_incidents_match(brief: Any) -> None:
     by_incident: dict[str, set[str]] = {}
     for record in out["recalled"]:
         by_incident.setdefault(record["incident_id"], set()).add(record["match"])
-    assert by_incident["INC-2318"] == {"strong"}
+    # (Weak since issue 33: INC-2305, resolved by the timeout raise that made INC-2318 worse,
+    # matches about as well and takes the margin.)
+    assert by_incident["INC-2318"] == {"weak"}
     assert all(len(matches) == 1 for matches in by_incident.values())
     assert by_incident["INC-2305"] <= {"weak", "elsewhere"}
 
 
-def test_the_new_pair_is_proven_on_one_close_match_with_its_failure_beside_it(
-        brief: Any) -> None:
+def test_the_new_pair_is_a_lead_with_its_failure_beside_it_never_proven(brief: Any) -> None:
+    """INC-2321 (resolved by more workers) and INC-2324 (where more workers made it worse,
+    resolved by a batch pool) match about as well: a look-alike another fix resolved takes the
+    margin PROVEN needs (issue 33)."""
     out = brief("media queue: jobs waiting, backlog growing, workers falling behind, pods near "
                 "memory limit")
     first = out["recommendations"][0]
-    assert out["state"] == "proven" and lead(out) == "INC-2321/A1"
+    assert out["state"] == "unproven" and lead(out) == "INC-2321/A1"
+    assert out["confidence"]["value"] <= 30
     assert [e["action_id"] for e in first["failed_elsewhere"]] == ["INC-2324/A1"]

@@ -21,7 +21,7 @@ from console.__main__ import main
 from tests.conftest import BUNDLED_INCIDENTS
 from tests.fake_ollama import ChatReply, FakeOllama, Fault
 
-# The bundled media-queue case (INC-2321 / INC-2324): an alert naming no service, so no declared
+# The bundled overturn case (INC-2321 / INC-2324): an alert naming no service, so no declared
 # probe can be filled from it alone — the model may fill one by its typed parameters.
 OVERTURN = ("media queue: jobs waiting, backlog growing, workers falling behind, pods near "
             "memory limit")
@@ -116,9 +116,7 @@ def test_the_models_answer_is_guarded_and_changes_no_result(
     # The model's words decide nothing: every result, the disposition and confidence stand.
     results = {q["id"]: q["result"] for q in plain["questions"]}
     assert {q["id"]: q["result"] for q in guarded["questions"] if q["id"] in results} == results
-    # (The briefing itself now warns against the concurrency change INC-2324 made worse, so
-    # there is nothing to overturn: the verification waits on the engineer's answers.)
-    assert guarded["disposition"] == plain["disposition"] == "undetermined"
+    assert guarded["disposition"] == plain["disposition"] == "overturn"
     assert all(guarded["confidence"][k] == plain["confidence"][k]
                for k in ("value", "cap", "layers"))
     # The one valid pick filled what the alert could not (its service, the window): it is one

@@ -68,7 +68,8 @@ class Calibration(BaseModel):
         evidence = (f"cosine + {self.evidence_weight:g}·distinct coverage" if self.embedder
                     else "distinct coverage")
         return (f"evidence ({evidence}) ≥ {self.evidence_floor:g} and standing out "
-                f"≥ {self.standing_floor:g} spreads from the {self.typical_k} best rivals")
+                f"≥ {self.standing_floor:g} spreads from the {self.typical_k} best rivals, "
+                f"or evidence ≥ {self.described:g}")
 
 
 # Ranking fitted by bench/recall_eval.py, the gate and applicability by bench/verdict_fit.py,

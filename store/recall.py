@@ -326,7 +326,8 @@ def recall(index: MemoryIndex, alert_text: str, hidden: set[str] | frozenset[str
                       documents)
     kept = gate(ranked, calibration, candidates)
     kept_ids = {r.incident_id for r in kept}
-    best_rejected = next((r.score for r in ranked if r.incident_id not in kept_ids), 0.0)
+    # On the gate's own scale: how far the best candidate left out stood out (spreads).
+    best_rejected = next((r.seen or 0.0 for r in ranked if r.incident_id not in kept_ids), 0.0)
     incidents = tuple(_recalled(candidates[r.incident_id], r, hidden) for r in kept)
     notices.extend(index.repairs)
     index.repairs.clear()

@@ -95,13 +95,17 @@ def briefs(bundled_index_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 def rerun_with_bar(report: Doc, threshold: float, queries_file: Path, eval_data_dir: Path,
                    tmp_path_factory: pytest.TempPathFactory) -> Doc:
-    """The same eval with the strong bar moved to ``threshold`` by a team calibration file
+    """The same eval with the strong bar (and its margin) moved to ``threshold`` by a team
+    calibration file
     (for the embedder the first run used: a file for another one would be ignored)."""
     data_dir = tmp_path_factory.mktemp(f"bar-{threshold}") / "data"
     shutil.copytree(eval_data_dir, data_dir)
     embedder = str(report["memory"]["embedder"])
     embedder_id = None if embedder.startswith("none") else embedder
-    calibration = default_calibration(embedder_id).model_copy(update={"strong": threshold})
+    shipped = default_calibration(embedder_id)
+    # The sweep moves the margin with the bar, in the shipped proportion.
+    calibration = shipped.model_copy(update={"strong": threshold,
+                                             "margin": threshold * shipped.margin / shipped.strong})
     (data_dir / "calibration.json").write_text(calibration.model_dump_json(), encoding="utf-8")
     return run_main(["eval", "--queries", str(queries_file), "--json"], data_dir)
 
@@ -223,3 +227,16 @@ def test_a_sweep_row_is_what_eval_shows_with_the_bar_at_that_threshold(
     assert moved["summary"]["proven_coverage"] == row["coverage"]
     # The bar moved the verdict: the swept ends differ from the shipped calibration here.
     assert [q["state"] for q in queries] != [q["state"] for q in report["queries"]]
+
+
+def test_by_band_counts_every_briefing_once_and_how_often_its_lead_was_right(
+        report: Doc) -> None:
+    bands = report["summary"]["by_band"]
+    assert [b["band"] for b in bands] == ["0–34", "35–54", "55–74", "75–89", "90–98"]
+    assert sum(b["n"] for b in bands) == len(report["queries"])
+    limits = [(0, 34), (35, 54), (55, 74), (75, 89), (90, 98)]
+    for band, (low, high) in zip(bands, limits, strict=True):
+        inside = [q for q in report["queries"] if low <= q["confidence"] <= high]
+        assert band["n"] == len(inside)
+        assert band["right"] == sum(q["lead_incident_id"] in q["expect"] for q in inside
+                                    if q["lead_incident_id"])

@@ -34,8 +34,10 @@ GATEWAY = ("api-gateway 502 Bad Gateway on checkout, logs say upstream premature
            "connection, upstream pods healthy")
 DECAYED = [
     (FRAUD, VENDOR_FIX, "INC-2233", "2026-07-24", True),
+    # (Leads since issue 33: INC-2299, where it did nothing, is recalled as the same failure
+    # too, so its 3 − 1 outweighs the one-incident fixes — and its decay is said with it.)
     (SYNONYMS, "Rebuilt the search index alias to point at the previous index", "INC-2299",
-     "2026-08-28", False),
+     "2026-08-28", True),
     (WAL, "Dropped the stuck analytics replication slot and restarted the CDC connector from a "
      "fresh snapshot", "INC-2294", "2026-08-22", False),
 ]

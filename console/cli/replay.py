@@ -146,6 +146,11 @@ def eval_text(report: EvalReport) -> str:
                   if summary.answerable else f"{'-':>8}{'-':>8}{'-':>7}")
         lines.append(f"{name[:14]:14}{summary.n:>4}{ranked}{summary.abstention_precision:>8.2f}"
                      f"{summary.abstention_recall:>8.2f}{summary.wrongly_abstained:>13.2f}")
+    lines += ["", "state shown        n  right"]
+    for state, row in report.summary.by_state.items():
+        lines.append(f"  {state:17}{row.n:>3}{row.right:>7}")
+    lines += ["", "confidence shown   n  lead right"]
+    lines += [f"  {band.band:17}{band.n:>3}{band.right:>7}" for band in report.summary.by_band]
     misses = [q for q in report.queries
               if (q.expect and (q.rank != 1 or q.state == "no_prior_incident"))
               or (not q.expect and q.state != "no_prior_incident")]

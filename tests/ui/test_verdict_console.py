@@ -99,13 +99,16 @@ async def test_what_was_tried_without_effect_is_one_cited_line_each(
 async def test_a_fix_in_a_conflict_warning_never_appears_as_a_proven_line(
         bundled_data_dir: Path) -> None:
     app, body, status, rows = await briefed(bundled_data_dir, LEDGER)
-    assert ("⚠ Don't repeat: Raised the database statement timeout from 30s to 120s — resolved "
-            "on reporting-api (INC-2305), made things worse here (INC-2318)") in body
+    # (Both weak since issue 33: INC-2305 is a look-alike another fix resolved, so INC-2318
+    # proves nothing either; the raise that made it worse here is still a warning, labelled.)
+    assert ("⚠ (similar, not proof) Don't repeat: Raised the database statement timeout from "
+            "30s to 120s — resolved on reporting-api (INC-2305), made things worse here "
+            "(INC-2318)") in body
     assert all("statement timeout" not in text for _, text in fix_lines(body))
     assert all(mark != "✓" for mark, _ in fix_lines(body))
     assert status.startswith("SIMILAR INCIDENTS — NO PROVEN FIX")
     assert any(row.startswith("INC-2305 · similar, not proof") for row in rows)
-    assert rows[0].startswith("INC-2318 · same failure\n")
+    assert rows[0].startswith("INC-2318 · similar, not proof\n")
 
 
 async def test_the_record_view_shows_the_class_and_the_applicability(

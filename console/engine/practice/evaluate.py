@@ -95,6 +95,15 @@ class PrecisionPoint(BaseModel):
     coverage: float
 
 
+class BandRow(BaseModel):
+    """Briefings whose shown confidence fell in one band, and how many of them had a right
+    lead (an expected incident the lead fix came from)."""
+
+    band: str
+    n: int
+    right: int
+
+
 class Summary(BaseModel):
     n: int
     answerable: int
@@ -109,6 +118,7 @@ class Summary(BaseModel):
     proven_coverage: float = 0.0
     novel_proven_rate: float = 0.0
     precision_coverage: list[PrecisionPoint] = Field(default_factory=list)
+    by_band: list[BandRow] = Field(default_factory=list)
 
 
 class EvalReport(BaseModel):
@@ -204,7 +214,10 @@ class Case:
         quarantine, which no bar changes, is worked out once per case)."""
         usable = self._usable
         if strong is not None:
-            usable = dataclasses.replace(usable, strong=strong)
+            # The margin moves with the bar, in the shipped proportion (margin 3 at strong 6).
+            usable = dataclasses.replace(usable, strong=strong,
+                                         margin=strong * usable.margin / usable.strong
+                                         if usable.strong else usable.margin)
         return verdict(usable, read_service(self.query.alert, None, memory.services
                                             if self.services is None else self.services),
                        self.now)
@@ -214,8 +227,10 @@ class Case:
         return without(self.found, quarantine(self.found))
 
 
-# The applicability bars the precision–coverage table is swept over.
-SWEEP = tuple(round(0.5 + 0.05 * n, 2) for n in range(17))
+# The applicability bars (standing, in spreads) the precision–coverage table is swept over.
+SWEEP = tuple(float(n) for n in range(2, 31, 2))
+# The bands of the shown confidence that ``by_band`` counts (DESIGN: turn 4).
+BANDS = ((0, 34), (35, 54), (55, 74), (75, 89), (90, 98))
 
 
 def query_result(query: EvalQuery, found: Recall, judged: Verdict) -> QueryResult:
@@ -352,6 +367,11 @@ def summarise(results: list[QueryResult]) -> Summary:
                           if proven else None),
         proven_coverage=share(sum(1 for r in answerable if r.state == "proven"), len(answerable)),
         novel_proven_rate=share(sum(1 for r in novel if r.state == "proven"), len(novel)),
+        by_band=[BandRow(band=f"{low}–{high}",
+                         n=sum(1 for r in results if low <= r.confidence <= high),
+                         right=sum(1 for r in results
+                                   if low <= r.confidence <= high and lead_right(r)))
+                 for low, high in BANDS],
     )
 
 

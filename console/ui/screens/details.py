@@ -59,7 +59,8 @@ def search_section(text: Text, briefing: Briefing) -> None:
     field(text, "alert as searched (secrets redacted)", " ".join(search.query.split()))
     field(text, "mode", f"{search.mode} · {search.memory_incidents} incidents in memory")
     field(text, "terms, as the index stems them", ", ".join(search.terms) or "(none)")
-    field(text, "relevance floor", f"{search.floor:g} · best rejected {search.best_rejected:g}")
+    field(text, "relevance floor", f"stands out {search.floor:g} spreads · best left out "
+                                   f"{search.best_rejected:g}")
     if search.gate:
         field(text, "gate", search.gate)
     if search.redacted:

@@ -96,7 +96,9 @@ def test_ledger_alert_leads_with_ledger_apis_own_mitigation(brief: Callable[[str
     lead = lead_evidence(doc)
     assert (lead["incident_id"], lead["action_id"]) == ("INC-2318", "INC-2318/A2")
     assert doc["recommendations"][0]["action"] == "Moved the reconciliation queries to the read replica"
-    assert doc["recommendations"][0]["applies"] == "strong"
+    # (Weak since issue 33: INC-2305, resolved by the raise that made INC-2318 worse, matches
+    # about as well and takes the margin PROVEN needs; the lead is still ledger-api's own.)
+    assert doc["recommendations"][0]["applies"] == "weak"
 
 
 def test_ledger_alert_never_recommends_raising_the_statement_timeout(

@@ -197,7 +197,8 @@ def test_a_team_calibration_is_used_for_its_embedder_only(tmp_path: Path,
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     # A team that fitted a very strict floor on its own alerts: the checkout alert now abstains.
-    strict = HYBRID_MINILM.model_copy(update={"standing_floor": 50.0, "fitted_on": "our alerts"})
+    strict = HYBRID_MINILM.model_copy(update={"standing_floor": 50.0, "described": 50.0,
+                                              "fitted_on": "our alerts"})
     (data_dir / "calibration.json").write_text(strict.model_dump_json(), encoding="utf-8")
     engine = TriageEngine(Settings.from_env())
     briefing = engine.brief(parse_alert(KEYERROR)).briefing

@@ -164,7 +164,8 @@ def test_verify_overturns_and_leaves_the_briefing_as_it_was(
     v = overturn["verification"]
     assert v["status"] == "done"
     assert v["disposition"] == "overturn"
-    assert v["confidence"]["value"] == 0  # the briefing (a weak lead since issue 33) is at 0: nothing new confirmed caps it there
+    # Nothing new confirmed: held at the briefing's own figure (a weak lead, 0, since issue 33).
+    assert v["confidence"]["value"] == 0
     checks = by_check(v)
     for check in ("no_worsened", "rerecall"):
         assert checks[check]["result"] == "refuted", check
